@@ -1,0 +1,42 @@
+/* confine.h: what happens to the process right before execve: caps, seccomp,
+ * rlimits, no_new_privs, oom score, personality, io priority, scheduler, fds. */
+#ifndef ROOTLESSRT_CONFINE_H
+#define ROOTLESSRT_CONFINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rootlessrt/error.h"
+#include "rootlessrt/spec.h"
+
+/* Validates every capability name (unknown -> error naming the entry, e.g.
+ * "process.capabilities.bounding[2]: unknown capability CAP_FOO"); names the
+ * running kernel lacks are dropped with a warning. Called at create time. */
+int rrt_caps_validate(const struct rrt_caps *caps, struct rrt_error *err);
+
+/* Before the uid switch: PR_SET_KEEPCAPS and the bounding set drop. */
+int rrt_caps_prepare(const struct rrt_caps *caps, struct rrt_error *err);
+/* After the uid switch: effective, permitted, inheritable, ambient exactly as
+ * configured (a NULL caps = drop everything but keep what the uid gives). */
+int rrt_caps_apply(const struct rrt_caps *caps, struct rrt_error *err);
+
+/* rlimits, oomScoreAdj, personality, ioPriority, scheduler (before execve). */
+int rrt_process_limits_apply(const struct rrt_process *proc, struct rrt_error *err);
+
+/* A compiled seccomp filter (BPF), ready to load. */
+struct rrt_seccomp_filter;
+
+/* Compiles (or takes from cache_dir, keyed by a hash of canonical_json; NULL
+ * = no cache) the filter. Unknown syscall names are skipped with a warning. */
+int rrt_seccomp_compile(const struct rrt_seccomp *sc, const char *cache_dir,
+                        struct rrt_seccomp_filter **out, struct rrt_error *err);
+/* Loads it (the last step before execve). With SCMP_ACT_NOTIFY the listener fd
+ * is sent to listenerPath with the state and listenerMetadata. */
+int rrt_seccomp_load(struct rrt_seccomp_filter *f, const struct rrt_seccomp *sc,
+                     const char *state_json, struct rrt_error *err);
+void rrt_seccomp_filter_free(struct rrt_seccomp_filter *f);
+
+/* Closes every fd >= first except those in keep[] (close_range where possible). */
+int rrt_close_fds_from(int first, const int *keep, size_t n_keep, struct rrt_error *err);
+
+#endif

@@ -1,0 +1,56 @@
+/* rootfs.h: mounts, /dev, pivot_root, masked and read-only paths. */
+#ifndef ROOTLESSRT_ROOTFS_H
+#define ROOTLESSRT_ROOTFS_H
+
+#include <stdbool.h>
+
+#include "rootlessrt/error.h"
+#include "rootlessrt/spec.h"
+
+/* Parsed mount options (config.md "mounts"): flags for mount(2), flags that
+ * need a remount (ro, nosuid, ... on a bind), propagation, and the rest joined
+ * as the data string ("size=65536k,mode=755"). */
+struct rrt_mount_opts {
+  unsigned long flags;
+  unsigned long clear_flags;   /* "rw", "suid", ... cleared from a bind remount */
+  unsigned long propagation;   /* MS_SHARED|MS_SLAVE|MS_PRIVATE|MS_UNBINDABLE (|MS_REC) */
+  bool bind, rbind;
+  char *data;                  /* malloc'd or NULL */
+};
+
+int rrt_mount_opts_parse(const struct rrt_strv *options, struct rrt_mount_opts *out,
+                         struct rrt_error *err);
+void rrt_mount_opts_free(struct rrt_mount_opts *o);
+
+struct rrt_rootfs_ctx {
+  const struct rrt_spec *spec;
+  const char *rootfs;   /* absolute path of the container root (bundle-resolved) */
+  bool userns;          /* we run in a non-initial user namespace: rootless fallbacks */
+  bool new_netns;       /* sysfs can be mounted only with an owned netns */
+  bool new_pidns;
+  bool new_ipcns;
+  bool new_cgroupns;
+  int console_slave_fd; /* >= 0: bind to /dev/console */
+  const char *resolv_conf; /* non-NULL: bind it onto /etc/resolv.conf unless a config mount covers it */
+};
+
+/*
+ * In the container's mount namespace, before pivot_root:
+ * propagation of / (rslave, or rprivate by default), rbind of the rootfs onto
+ * itself, the config mounts in order (destinations resolved inside the rootfs
+ * with openat2 RESOLVE_IN_ROOT and mounted through the verified fd, so a
+ * symlink cannot send a mount outside), rootless fallbacks (sysfs -> rbind
+ * /sys, mqueue -> bind /dev/mqueue, devpts without gid= when unmapped, cgroup
+ * -> cgroup2 or bind), /dev device nodes by bind mount from the host plus the
+ * standard symlinks, linux.devices.
+ */
+int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err);
+
+/* pivot_root into ctx->rootfs (or MS_MOVE + chroot when no_pivot). */
+int rrt_rootfs_pivot(const struct rrt_rootfs_ctx *ctx, bool no_pivot, struct rrt_error *err);
+
+/* After the pivot: rootfsPropagation, maskedPaths, readonlyPaths, readonly
+ * root. /dev/null is verified (char 1:3) through an O_PATH fd before use. */
+int rrt_rootfs_finalize(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err);
+
+#endif

@@ -1,0 +1,77 @@
+/* userns.h: subordinate ids, id-map planning and writing (newuidmap/newgidmap). */
+#ifndef ROOTLESSRT_USERNS_H
+#define ROOTLESSRT_USERNS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "rootlessrt/error.h"
+#include "rootlessrt/spec.h"
+
+/* One /etc/subuid or /etc/subgid line: "name_or_id:start:count". */
+struct rrt_subid_range {
+  unsigned long start;
+  unsigned long count;
+};
+
+/* Parses one line; 0 on success, -1 (err filled, naming the problem) otherwise.
+ * Comments and blank lines are -1 with errnum 0 and a message "empty". */
+int rrt_subid_parse_line(const char *line, char **owner, struct rrt_subid_range *range,
+                         struct rrt_error *err);
+
+/* Every range of the file whose owner is `user` or the decimal `id`, in file
+ * order. A missing file is not an error (0 ranges). */
+int rrt_subid_lookup(const char *file, const char *user, unsigned long id,
+                     struct rrt_subid_range **ranges, size_t *n, struct rrt_error *err);
+
+/* How the maps reach the kernel. */
+enum rrt_map_method {
+  RRT_MAP_NONE,    /* no new user namespace */
+  RRT_MAP_DIRECT,  /* we are privileged over the parent userns: write the files */
+  RRT_MAP_HELPERS, /* newuidmap/newgidmap (setuid, check /etc/subuid) */
+  RRT_MAP_SELF     /* a single self map, setgroups denied */
+};
+
+struct rrt_userns_plan {
+  bool create;       /* clone a new user namespace */
+  const char *join;  /* or join this path (spec-owned) */
+  enum rrt_map_method method;
+  struct rrt_id_mappings uid_map; /* owned by the plan */
+  struct rrt_id_mappings gid_map;
+  bool deny_setgroups; /* RRT_MAP_SELF */
+};
+
+/* Privilege = CAP_SYS_ADMIN in the initial user namespace, not uid 0. */
+bool rrt_in_initial_userns(void);
+bool rrt_host_privileged(void);
+
+/*
+ * Decides what the container's user namespace is:
+ * - the config lists a user namespace with a path: join it (no maps);
+ * - the config lists one without path: its uid/gidMappings (config), or, when
+ *   absent, the default maps below;
+ * - the config lists none: privileged (real root, or uid 0 in a non-initial
+ *   userns as rootless podman calls us) -> no user namespace; unprivileged ->
+ *   one is added with the default maps.
+ * Default maps: container 0 -> caller, 1..N -> the caller's first subordinate
+ * range (subuid_file / subgid_file, normally /etc/subuid, /etc/subgid).
+ * Method: DIRECT when privileged over the current userns; else HELPERS when
+ * newuidmap and newgidmap exist (PATH or /usr/bin) and the maps need more than
+ * the caller's own id; else SELF when the maps are exactly {0 -> caller, 1};
+ * else an error naming what is missing (no subuid range for USER in FILE,
+ * newuidmap not found, ...).
+ */
+int rrt_userns_plan(const struct rrt_spec *spec, uid_t uid, gid_t gid, const char *username,
+                    bool privileged, const char *subuid_file, const char *subgid_file,
+                    struct rrt_userns_plan *plan, struct rrt_error *err);
+void rrt_userns_plan_free(struct rrt_userns_plan *plan);
+
+/* Writes the plan's maps for process pid (which must be in the new userns and
+ * waiting). Errors carry the helper's stderr. */
+int rrt_userns_write_maps(pid_t pid, const struct rrt_userns_plan *plan, struct rrt_error *err);
+
+/* Formats maps as "0 1000 1\n1 100000 65536\n" (malloc'd). */
+char *rrt_idmap_format(const struct rrt_id_mappings *maps);
+
+#endif

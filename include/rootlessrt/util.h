@@ -1,0 +1,77 @@
+/* util.h: cleanup attributes, ownership hand-off and small allocation helpers. */
+#ifndef ROOTLESSRT_UTIL_H
+#define ROOTLESSRT_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "rootlessrt/error.h"
+
+void rrt_cleanup_freep(void *p);
+void rrt_cleanup_closep(int *fd);
+void rrt_cleanup_fclosep(FILE **f);
+void rrt_cleanup_strvp(char ***v);
+/* Kills (SIGKILL) and reaps the pid unless it is <= 0 (disarmed). */
+void rrt_cleanup_pidp(pid_t *pid);
+
+#define cleanup_free __attribute__((cleanup(rrt_cleanup_freep)))
+#define cleanup_close __attribute__((cleanup(rrt_cleanup_closep)))
+#define cleanup_fclose __attribute__((cleanup(rrt_cleanup_fclosep)))
+#define cleanup_strv __attribute__((cleanup(rrt_cleanup_strvp)))
+#define cleanup_pid __attribute__((cleanup(rrt_cleanup_pidp)))
+
+/* Hands ownership out of a cleanup variable. */
+static inline int steal_fd(int *fd)
+{
+  int r = *fd;
+  *fd = -1;
+  return r;
+}
+static inline void *rrt_steal_ptr(void *pp)
+{
+  void **p = (void **)pp;
+  void *r = *p;
+  *p = NULL;
+  return r;
+}
+#define steal_ptr(pp) rrt_steal_ptr((void *)(pp))
+static inline pid_t steal_pid(pid_t *pid)
+{
+  pid_t r = *pid;
+  *pid = -1;
+  return r;
+}
+
+/* Allocation never fails silently: these abort on out-of-memory. */
+void *xmalloc(size_t n);
+void *xzalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void rrt_strv_free(char **v);
+size_t rrt_strv_len(char *const *v);
+
+/* Whole-file helpers; they retry EINTR, open with O_CLOEXEC. */
+int rrt_read_file(const char *path, char **out, size_t *len, struct rrt_error *err);
+int rrt_read_file_at(int dirfd, const char *path, char **out, size_t *len,
+                     struct rrt_error *err);
+int rrt_read_fd(int fd, char **out, size_t *len, struct rrt_error *err);
+int rrt_write_file(const char *path, const void *data, size_t len, int flags, mode_t mode,
+                   struct rrt_error *err);
+int rrt_write_all(int fd, const void *data, size_t len);
+ssize_t rrt_read_all(int fd, void *buf, size_t len);
+
+/* Parsing numbers strictly (the whole string, range checked). 0 or -1. */
+int rrt_parse_u64(const char *s, unsigned long long *out);
+int rrt_parse_i64(const char *s, long long *out);
+
+/* Signal names: "TERM", "SIGTERM", "15", "sigkill". -1 when unknown. */
+int rrt_signal_parse(const char *s);
+const char *rrt_signal_name(int sig);
+
+#endif

@@ -1,0 +1,109 @@
+/* log.c: error and warning output to stderr and to the --log file. */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rootlessrt/log.h"
+#include "rootlessrt/util.h"
+
+static int log_fd = -1;
+static bool log_json;
+static bool log_debug;
+
+int rrt_log_init(const char *file, bool json, bool debug)
+{
+  log_json = json;
+  log_debug = debug;
+  if (file && *file) {
+    int fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+    if (fd < 0)
+      return -1;
+    if (log_fd >= 0)
+      close(log_fd);
+    log_fd = fd;
+  }
+  return 0;
+}
+
+bool rrt_log_debug_enabled(void)
+{
+  return log_debug;
+}
+
+int rrt_log_fd(void)
+{
+  return log_fd;
+}
+
+static const char *level_name(enum rrt_log_level level)
+{
+  switch (level) {
+  case RRT_LOG_ERROR:
+    return "error";
+  case RRT_LOG_WARNING:
+    return "warning";
+  case RRT_LOG_INFO:
+    return "info";
+  default:
+    return "debug";
+  }
+}
+
+static void write_json_line(int fd, enum rrt_log_level level, const char *msg)
+{
+  struct timeval tv;
+  struct tm tm;
+  char when[64];
+  gettimeofday(&tv, NULL);
+  gmtime_r(&tv.tv_sec, &tm);
+  size_t n = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(when + n, sizeof(when) - n, ".%06ldZ", (long)tv.tv_usec);
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "level", json_object_new_string(level_name(level)));
+  json_object_object_add(o, "msg", json_object_new_string(msg));
+  json_object_object_add(o, "time", json_object_new_string(when));
+  const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+  char *line = xasprintf("%s\n", s);
+  (void)rrt_write_all(fd, line, strlen(line));
+  free(line);
+  json_object_put(o);
+}
+
+void rrt_log(enum rrt_log_level level, const char *fmt, ...)
+{
+  if (level == RRT_LOG_DEBUG && !log_debug)
+    return;
+  int saved = errno;
+  char *msg = NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  if (vasprintf(&msg, fmt, ap) < 0)
+    abort();
+  va_end(ap);
+
+  /* Errors and warnings always reach the person at the terminal; info and
+   * debug go there only when no log file takes them. */
+  if (level <= RRT_LOG_WARNING || log_fd < 0) {
+    char *line = xasprintf("rootlessrt: %s%s\n", level == RRT_LOG_ERROR ? "" : level == RRT_LOG_WARNING ? "warning: " : "", msg);
+    (void)rrt_write_all(STDERR_FILENO, line, strlen(line));
+    free(line);
+  }
+  if (log_fd >= 0) {
+    if (log_json) {
+      write_json_line(log_fd, level, msg);
+    } else {
+      char *line = xasprintf("%s: %s\n", level_name(level), msg);
+      (void)rrt_write_all(log_fd, line, strlen(line));
+      free(line);
+    }
+  }
+  free(msg);
+  errno = saved;
+}

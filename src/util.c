@@ -1,0 +1,288 @@
+/* util.c: cleanup helpers, allocation, whole-file I/O, numbers and signals. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rootlessrt/util.h"
+
+void rrt_cleanup_freep(void *p)
+{
+  free(*(void **)p);
+}
+
+void rrt_cleanup_closep(int *fd)
+{
+  if (*fd >= 0) {
+    int saved = errno;
+    close(*fd);
+    errno = saved;
+  }
+}
+
+void rrt_cleanup_fclosep(FILE **f)
+{
+  if (*f)
+    fclose(*f);
+}
+
+void rrt_cleanup_strvp(char ***v)
+{
+  rrt_strv_free(*v);
+}
+
+void rrt_cleanup_pidp(pid_t *pid)
+{
+  if (*pid > 0) {
+    int saved = errno;
+    kill(*pid, SIGKILL);
+    while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+    errno = saved;
+  }
+}
+
+void *xmalloc(size_t n)
+{
+  void *p = malloc(n ? n : 1);
+  if (!p)
+    abort();
+  return p;
+}
+
+void *xzalloc(size_t n)
+{
+  return xcalloc(1, n);
+}
+
+void *xcalloc(size_t nmemb, size_t size)
+{
+  void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+  if (!p)
+    abort();
+  return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+  void *r = realloc(p, n ? n : 1);
+  if (!r)
+    abort();
+  return r;
+}
+
+char *xstrdup(const char *s)
+{
+  char *r = strdup(s);
+  if (!r)
+    abort();
+  return r;
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+  char *r = strndup(s, n);
+  if (!r)
+    abort();
+  return r;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+  char *r = NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  if (vasprintf(&r, fmt, ap) < 0)
+    abort();
+  va_end(ap);
+  return r;
+}
+
+void rrt_strv_free(char **v)
+{
+  if (!v)
+    return;
+  for (char **p = v; *p; p++)
+    free(*p);
+  free(v);
+}
+
+size_t rrt_strv_len(char *const *v)
+{
+  size_t n = 0;
+  while (v && v[n])
+    n++;
+  return n;
+}
+
+int rrt_read_fd(int fd, char **out, size_t *len, struct rrt_error *err)
+{
+  size_t cap = 4096, n = 0;
+  char *buf = xmalloc(cap);
+  for (;;) {
+    if (n + 1 >= cap) {
+      cap *= 2;
+      buf = xrealloc(buf, cap);
+    }
+    ssize_t r = read(fd, buf + n, cap - n - 1);
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      free(buf);
+      return rrt_error_errno(err, "read");
+    }
+    if (r == 0)
+      break;
+    n += (size_t)r;
+  }
+  buf[n] = '\0';
+  *out = buf;
+  if (len)
+    *len = n;
+  return 0;
+}
+
+int rrt_read_file_at(int dirfd, const char *path, char **out, size_t *len, struct rrt_error *err)
+{
+  cleanup_close int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return rrt_error_errno(err, "open %s", path);
+  if (rrt_read_fd(fd, out, len, err) < 0)
+    return rrt_error_wrap(err, "%s", path);
+  return 0;
+}
+
+int rrt_read_file(const char *path, char **out, size_t *len, struct rrt_error *err)
+{
+  return rrt_read_file_at(AT_FDCWD, path, out, len, err);
+}
+
+int rrt_write_all(int fd, const void *data, size_t len)
+{
+  const char *p = data;
+  while (len > 0) {
+    ssize_t w = write(fd, p, len);
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    p += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+ssize_t rrt_read_all(int fd, void *buf, size_t len)
+{
+  char *p = buf;
+  size_t got = 0;
+  while (got < len) {
+    ssize_t r = read(fd, p + got, len - got);
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    if (r == 0)
+      break;
+    got += (size_t)r;
+  }
+  return (ssize_t)got;
+}
+
+int rrt_write_file(const char *path, const void *data, size_t len, int flags, mode_t mode,
+                   struct rrt_error *err)
+{
+  cleanup_close int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | flags, mode);
+  if (fd < 0)
+    return rrt_error_errno(err, "open %s", path);
+  if (rrt_write_all(fd, data, len) < 0)
+    return rrt_error_errno(err, "write %s", path);
+  return 0;
+}
+
+int rrt_parse_u64(const char *s, unsigned long long *out)
+{
+  if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+    return -1;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno != 0 || *end != '\0')
+    return -1;
+  *out = v;
+  return 0;
+}
+
+int rrt_parse_i64(const char *s, long long *out)
+{
+  if (!s || !*s || *s == ' ')
+    return -1;
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno != 0 || *end != '\0')
+    return -1;
+  *out = v;
+  return 0;
+}
+
+static const struct {
+  const char *name;
+  int sig;
+} signals[] = {
+    {"HUP", SIGHUP},       {"INT", SIGINT},       {"QUIT", SIGQUIT},     {"ILL", SIGILL},
+    {"TRAP", SIGTRAP},     {"ABRT", SIGABRT},     {"IOT", SIGIOT},       {"BUS", SIGBUS},
+    {"FPE", SIGFPE},       {"KILL", SIGKILL},     {"USR1", SIGUSR1},     {"SEGV", SIGSEGV},
+    {"USR2", SIGUSR2},     {"PIPE", SIGPIPE},     {"ALRM", SIGALRM},     {"TERM", SIGTERM},
+    {"STKFLT", SIGSTKFLT}, {"CHLD", SIGCHLD},     {"CONT", SIGCONT},     {"STOP", SIGSTOP},
+    {"TSTP", SIGTSTP},     {"TTIN", SIGTTIN},     {"TTOU", SIGTTOU},     {"URG", SIGURG},
+    {"XCPU", SIGXCPU},     {"XFSZ", SIGXFSZ},     {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF},
+    {"WINCH", SIGWINCH},   {"IO", SIGIO},         {"POLL", SIGPOLL},     {"PWR", SIGPWR},
+    {"SYS", SIGSYS},
+};
+
+int rrt_signal_parse(const char *s)
+{
+  unsigned long long n;
+  if (!s || !*s)
+    return -1;
+  if (rrt_parse_u64(s, &n) == 0)
+    return (n >= 1 && n <= (unsigned long long)SIGRTMAX) ? (int)n : -1;
+  if (strncasecmp(s, "SIG", 3) == 0)
+    s += 3;
+  for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+    if (strcasecmp(s, signals[i].name) == 0)
+      return signals[i].sig;
+  /* RTMIN, RTMIN+N, RTMAX, RTMAX-N */
+  if (strncasecmp(s, "RTMIN", 5) == 0 || strncasecmp(s, "RTMAX", 5) == 0) {
+    bool min = strncasecmp(s, "RTMIN", 5) == 0;
+    int base = min ? SIGRTMIN : SIGRTMAX;
+    const char *rest = s + 5;
+    if (*rest == '\0')
+      return base;
+    if ((min && *rest != '+') || (!min && *rest != '-'))
+      return -1;
+    if (rrt_parse_u64(rest + 1, &n) < 0)
+      return -1;
+    int sig = min ? base + (int)n : base - (int)n;
+    return (sig >= SIGRTMIN && sig <= SIGRTMAX && n <= 64) ? sig : -1;
+  }
+  return -1;
+}
+
+const char *rrt_signal_name(int sig)
+{
+  for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+    if (signals[i].sig == sig)
+      return signals[i].name;
+  return NULL;
+}
