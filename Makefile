@@ -40,11 +40,12 @@ deps:
 
 $(BUILD)/obj/%.o: %.c $(wildcard include/rootlessrt/*.h) $(wildcard */*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(BUILD)/librrt.a: $(LIB_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	@ar rcs $@ $^
 
 $(BUILD)/rootlessrt: $(MAIN_OBJ) $(BUILD)/librrt.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)

@@ -10,6 +10,8 @@
 int rrt_error_setv(struct rrt_error *err, int errnum, const char *fmt, va_list ap)
 {
   char *base = NULL;
+  if (!err)
+    return -1; /* a caller that only wants the verdict */
   if (vasprintf(&base, fmt, ap) < 0)
     abort();
   free(err->msg);
@@ -46,6 +48,8 @@ int rrt_error_errno(struct rrt_error *err, const char *fmt, ...)
 int rrt_error_wrap(struct rrt_error *err, const char *fmt, ...)
 {
   char *prefix = NULL;
+  if (!err)
+    return -1;
   va_list ap;
   va_start(ap, fmt);
   if (vasprintf(&prefix, fmt, ap) < 0)

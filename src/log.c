@@ -91,7 +91,11 @@ void rrt_log(enum rrt_log_level level, const char *fmt, ...)
   /* Errors and warnings always reach the person at the terminal; info and
    * debug go there only when no log file takes them. */
   if (level <= RRT_LOG_WARNING || log_fd < 0) {
-    char *line = xasprintf("rootlessrt: %s%s\n", level == RRT_LOG_ERROR ? "" : level == RRT_LOG_WARNING ? "warning: " : "", msg);
+    char *line = xasprintf("rootlessrt: %s%s\n",
+                           level == RRT_LOG_ERROR     ? ""
+                           : level == RRT_LOG_WARNING ? "warning: "
+                                                      : "",
+                           msg);
     (void)rrt_write_all(STDERR_FILENO, line, strlen(line));
     free(line);
   }

@@ -23,6 +23,9 @@ int rrt_caps_apply(const struct rrt_caps *caps, struct rrt_error *err);
 /* rlimits, oomScoreAdj, personality, ioPriority, scheduler (before execve). */
 int rrt_process_limits_apply(const struct rrt_process *proc, struct rrt_error *err);
 
+/* linux.personality: LINUX -> PER_LINUX, LINUX32 -> PER_LINUX32. */
+int rrt_personality_apply(const struct rrt_personality *pers, struct rrt_error *err);
+
 /* A compiled seccomp filter (BPF), ready to load. */
 struct rrt_seccomp_filter;
 

@@ -6,7 +6,8 @@
 
 /*
  * A fallible function takes a trailing `struct rrt_error *err` (caller-owned,
- * zero-initialised with RRT_ERROR_INIT), returns a negative number on failure
+ * zero-initialised with RRT_ERROR_INIT, or NULL when only the verdict
+ * matters), returns a negative number on failure
  * and fills *err. Callers add context with rrt_error_wrap() and return the
  * negative value again; only main() prints. errnum is 0 when no errno applies.
  */

@@ -1,0 +1,68 @@
+/* container.h: the container lifecycle: create, start, run, kill, delete, state. */
+#ifndef ROOTLESSRT_CONTAINER_H
+#define ROOTLESSRT_CONTAINER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "rootlessrt/confine.h"
+#include "rootlessrt/error.h"
+#include "rootlessrt/spec.h"
+
+/* Global flags (before the verb). */
+struct rrt_global {
+  const char *root; /* --root, or NULL for the default */
+  const char *log;
+  bool log_json;
+  bool debug;
+  const char *rootless; /* true|false|auto: accepted */
+  bool systemd_cgroup;
+  bool cgroup_disabled; /* --cgroup-manager disabled */
+};
+
+struct rrt_create_opts {
+  const char *id;
+  const char *bundle; /* NULL: cwd */
+  const char *pid_file;
+  const char *console_socket;
+  int preserve_fds;
+  bool no_pivot;
+  bool no_new_keyring;
+  bool detach;      /* run -d */
+  bool foreground;  /* run without -d: create + start + wait + delete */
+  const char *network; /* --network */
+  char **publish;      /* --publish, repeatable */
+  size_t n_publish;
+};
+
+int rrt_container_create(const struct rrt_global *g, const struct rrt_create_opts *o,
+                         struct rrt_error *err);
+int rrt_container_start(const struct rrt_global *g, const char *id, struct rrt_error *err);
+/* Foreground run: *status is the exit code (128+N when killed by signal N). */
+int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *o, int *status,
+                      struct rrt_error *err);
+int rrt_container_kill(const struct rrt_global *g, const char *id, int sig, bool all,
+                       struct rrt_error *err);
+int rrt_container_delete(const struct rrt_global *g, const char *id, bool force,
+                         struct rrt_error *err);
+int rrt_container_state(const struct rrt_global *g, const char *id, char **json,
+                        struct rrt_error *err);
+/* The pids of every process in the container (pid namespace scan), init first. */
+int rrt_container_pids(pid_t init, pid_t **pids, size_t *n, struct rrt_error *err);
+
+/* What init does between CREATED and execve (process.c). */
+struct rrt_exec_ctx {
+  const struct rrt_spec *spec;
+  const struct rrt_process *proc;
+  int preserve_fds;
+  int report_fd;          /* error messages go here on failure; O_CLOEXEC */
+  bool setgroups_allowed; /* false when the user namespace denies setgroups */
+  const char *state_json; /* for seccomp notify listeners */
+  const char *seccomp_cache; /* directory, or NULL */
+  struct rrt_seccomp_filter *filter; /* compiled before pivot_root, or NULL */
+};
+/* Never returns on success. */
+int rrt_process_exec(const struct rrt_exec_ctx *x, struct rrt_error *err);
+
+#endif

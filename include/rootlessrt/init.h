@@ -1,0 +1,43 @@
+/* init.h: the container's side of create: from clone to the blocked init. */
+#ifndef ROOTLESSRT_INIT_H
+#define ROOTLESSRT_INIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rootlessrt/net.h"
+#include "rootlessrt/spec.h"
+#include "rootlessrt/userns.h"
+
+#define RRT_MAX_JOIN 8
+
+struct rrt_init_args {
+  const struct rrt_spec *spec;
+  const struct rrt_userns_plan *plan;
+  const char *rootfs;
+  int state_dirfd; /* the runtime's locked state dir: closed at once (flock is per open file) */
+  int sync_fd;    /* SOCK_SEQPACKET to the runtime */
+  int listen_fd;  /* start socket: init accepts `start` on it */
+  int console_fd; /* connected --console-socket, or -1 */
+  bool own_terminal;
+  bool no_pivot;
+  bool no_new_keyring;
+  int preserve_fds;
+  int ns_flags; /* CLONE_NEW* to create (the user namespace excluded) */
+  int join_types[RRT_MAX_JOIN];
+  const char *join_paths[RRT_MAX_JOIN];
+  size_t n_join;
+  enum rrt_net_mode net_mode;
+  const char *resolv_conf;
+  const char *seccomp_cache;
+};
+
+/* Runs in the cloned child; never returns. Failures travel to the runtime
+ * over sync_fd as (errno, message). */
+__attribute__((noreturn)) void rrt_init_main(struct rrt_init_args *ia);
+
+/* Terminal: a pty from the container's devpts; master sent over console_fd
+ * (SCM_RIGHTS), slave becomes stdio, controlling tty and /dev/console. */
+int rrt_terminal_setup(const struct rrt_process *proc, int console_fd, struct rrt_error *err);
+
+#endif

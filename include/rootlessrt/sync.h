@@ -1,0 +1,43 @@
+/* sync.h: the typed parent<->child message protocol over a SOCK_SEQPACKET pair. */
+#ifndef ROOTLESSRT_SYNC_H
+#define ROOTLESSRT_SYNC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rootlessrt/error.h"
+
+/* Every step is request/ack; the comment says who sends it. */
+enum rrt_sync_type {
+  RRT_SYNC_MAPPED = 1,  /* runtime -> child: id maps written (or none needed) */
+  RRT_SYNC_INIT_PID,    /* child -> runtime: value = init's pid in the runtime's pid ns */
+  RRT_SYNC_CONTINUE,    /* runtime -> init: go on */
+  RRT_SYNC_NS_READY,    /* init -> runtime: namespaces and mounts exist, before pivot_root */
+  RRT_SYNC_HOOKS_DONE,  /* runtime -> init: prestart/createRuntime ran; payload = state JSON */
+  RRT_SYNC_CREATED,     /* init -> runtime: pivoted, waiting for start */
+  RRT_SYNC_START,       /* start -> init (over the start socket): run the user process */
+  RRT_SYNC_ERROR,       /* either way: value = errno, payload = message */
+};
+
+#define RRT_SYNC_MAX_PAYLOAD (256 * 1024)
+
+struct rrt_sync_msg {
+  uint32_t type;
+  int64_t value;
+  size_t len;    /* payload bytes (NUL-terminated in data) */
+  char *data;    /* malloc'd by rrt_sync_recv, or NULL */
+};
+
+int rrt_sync_send(int fd, enum rrt_sync_type type, int64_t value, const char *payload,
+                  struct rrt_error *err);
+/* Sends err's errno and message; never fails loudly (best effort). */
+void rrt_sync_send_error(int fd, const struct rrt_error *e);
+/* Receives one message. An RRT_SYNC_ERROR becomes *err (returns -1); a closed
+ * peer is an error "peer closed the sync socket" with errnum 0 (returns -1). */
+int rrt_sync_recv(int fd, struct rrt_sync_msg *msg, struct rrt_error *err);
+/* Receives and checks the type; value/payload are optional outputs. */
+int rrt_sync_expect(int fd, enum rrt_sync_type type, int64_t *value, char **payload,
+                    struct rrt_error *err);
+void rrt_sync_msg_free(struct rrt_sync_msg *msg);
+
+#endif
