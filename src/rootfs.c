@@ -1,0 +1,547 @@
+/* rootfs.c: the container's mounts, pivot_root, masked and read-only paths. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "rootfs_internal.h"
+#include "rootlessrt/log.h"
+#include "rootlessrt/rootfs.h"
+#include "rootlessrt/util.h"
+
+/* Per-mount flags a bind remount can change; the rest of a mount's option
+ * flags only mean something to a new superblock. */
+#define BIND_REMOUNT_FLAGS                                                                         \
+  (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_NOATIME | MS_NODIRATIME | MS_RELATIME |       \
+   MS_STRICTATIME | MS_NOSYMFOLLOW)
+static bool streq(const char *a, const char *b)
+{
+  return a && b && strcmp(a, b) == 0;
+}
+
+/* "/etc//resolv.conf/" and "/etc/resolv.conf" name the same destination. */
+static bool same_path(const char *a, const char *b)
+{
+  for (;;) {
+    while (*a == '/' && (a[1] == '/' || a[1] == '\0'))
+      a++;
+    while (*b == '/' && (b[1] == '/' || b[1] == '\0'))
+      b++;
+    if (*a != *b)
+      return false;
+    if (!*a)
+      return true;
+    a++, b++;
+  }
+}
+
+static bool has_option(const struct rrt_mount *m, const char *opt)
+{
+  for (size_t i = 0; i < m->options.n && m->options.v[i]; i++)
+    if (strcmp(m->options.v[i], opt) == 0)
+      return true;
+  return false;
+}
+
+/* Source flags stay unless the config clears them; atime is all or nothing. */
+static unsigned long inherit_flags(unsigned long src, const struct rrt_mount_opts *o,
+                                   unsigned long extra)
+{
+  unsigned long want = (o->flags | extra) & BIND_REMOUNT_FLAGS;
+  unsigned long keep = src & BIND_REMOUNT_FLAGS & ~o->clear_flags;
+  if (want & RRT_ATIME_FLAGS)
+    keep &= ~RRT_ATIME_FLAGS;
+  return want | keep;
+}
+
+static int set_propagation(int fd, unsigned long propagation, struct rrt_error *err)
+{
+  char target[RRT_FD_PATH_MAX];
+  if (mount(NULL, rrt_fd_path(fd, target), NULL, propagation, NULL) < 0)
+    return rrt_error_errno(err, "set propagation");
+  return 0;
+}
+
+/*
+ * A bind mount of `source` (a host path, relative ones against the cwd, which
+ * the caller set to the bundle) onto `dest` inside the rootfs, then the
+ * remount that applies ro/nosuid/... (a bind ignores them), then propagation.
+ */
+static int bind_mount(int rootfd, const char *dest, const char *source, bool recursive,
+                      const struct rrt_mount_opts *o, unsigned long extra, struct rrt_error *err)
+{
+  if (!source)
+    return rrt_error_set(err, EINVAL, "bind mount without a source");
+  cleanup_close int srcfd = open(source, O_PATH | O_CLOEXEC);
+  if (srcfd < 0)
+    return rrt_error_errno(err, "open source %s", source);
+  struct stat st;
+  if (fstat(srcfd, &st) < 0)
+    return rrt_error_errno(err, "stat source %s", source);
+  enum rrt_create kind = S_ISDIR(st.st_mode) ? RRT_CREATE_DIR : RRT_CREATE_FILE;
+  cleanup_close int dstfd = rrt_open_in_root(rootfd, dest, kind, err);
+  if (dstfd < 0)
+    return -1;
+  if (rrt_bind_fd(srcfd, dstfd, recursive, err) < 0)
+    return -1;
+  /* The old fd names the directory under the new mount: reopen. */
+  close(dstfd);
+  dstfd = rrt_open_in_root(rootfd, dest, RRT_CREATE_NONE, err);
+  if (dstfd < 0)
+    return -1;
+  if (((o->flags | extra) & BIND_REMOUNT_FLAGS) || (o->clear_flags & BIND_REMOUNT_FLAGS)) {
+    unsigned long flags = inherit_flags(rrt_mount_flags_of(srcfd), o, extra);
+    if (rrt_remount_bind(dstfd, flags, srcfd, err) < 0)
+      return -1;
+  }
+  if (o->propagation && set_propagation(dstfd, o->propagation, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* A new superblock (tmpfs, proc, devpts, ...) on a directory inside the rootfs. */
+static int fs_mount(int rootfd, const char *dest, const char *source, const char *type,
+                    unsigned long flags, const char *data, struct rrt_error *err)
+{
+  cleanup_close int dstfd = rrt_open_in_root(rootfd, dest, RRT_CREATE_DIR, err);
+  if (dstfd < 0)
+    return -1;
+  char target[RRT_FD_PATH_MAX];
+  flags &= ~(MS_BIND | MS_REC | MS_REMOUNT);
+  if (mount(source ? source : type, rrt_fd_path(dstfd, target), type, flags, data) < 0)
+    return rrt_error_errno(err, "mount");
+  return 0;
+}
+
+/*
+ * proc and sysfs must land on a real directory: were /proc a symlink (to
+ * somewhere maskedPaths do not cover) the masks would protect nothing
+ * (CVE-2023-27561). The last component is opened with RESOLVE_NO_SYMLINKS.
+ */
+static int check_not_symlink(int rootfd, const char *dest, const char *type, struct rrt_error *err)
+{
+  cleanup_free char *dir = xstrdup(dest);
+  size_t len = strlen(dir);
+  while (len > 1 && dir[len - 1] == '/')
+    dir[--len] = '\0';
+  char *slash = strrchr(dir, '/');
+  if (!slash || !slash[1])
+    return rrt_error_set(err, EINVAL, "mount %s: bad destination %s", type, dest);
+  cleanup_free char *base = xstrdup(slash + 1);
+  slash[1] = '\0';
+  cleanup_close int dirfd = rrt_open_in_root(rootfd, dir, RRT_CREATE_DIR, err);
+  if (dirfd < 0)
+    return -1;
+  if (mkdirat(dirfd, base, 0755) < 0 && errno != EEXIST)
+    return rrt_error_errno(err, "create %s in the rootfs", dest);
+  struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                         .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH};
+  cleanup_close int fd = (int)syscall(SYS_openat2, dirfd, base, &how, sizeof(how));
+  if (fd < 0 && errno == ELOOP)
+    return rrt_error_set(err, 0, "mount %s: %s in the rootfs is a symlink", type, dest);
+  if (fd < 0)
+    return rrt_error_errno(err, "open %s in the rootfs", dest);
+  return 0;
+}
+
+/* "mode=0620,gid=5,ptmxmode=0666" -> "mode=0620,ptmxmode=0666". */
+static char *strip_gid_option(const char *data)
+{
+  cleanup_free char *copy = xstrdup(data);
+  char *out = xzalloc(strlen(data) + 1);
+  char *save = NULL;
+  for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (strncmp(tok, "gid=", 4) == 0)
+      continue;
+    if (*out)
+      strcat(out, ",");
+    strcat(out, tok);
+  }
+  return out;
+}
+
+static bool host_has_cgroup2(void)
+{
+  struct statfs sf;
+  return statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+/* rro, rnosuid, ...: mount_setattr(AT_RECURSIVE) over the whole new tree. */
+static int apply_recursive_attrs(int rootfd, const struct rrt_mount *m, struct rrt_error *err)
+{
+  static const struct {
+    const char *name;
+    uint64_t set, clr;
+  } defs[] = {
+      {"rro", MOUNT_ATTR_RDONLY, 0},
+      {"rrw", 0, MOUNT_ATTR_RDONLY},
+      {"rnosuid", MOUNT_ATTR_NOSUID, 0},
+      {"rsuid", 0, MOUNT_ATTR_NOSUID},
+      {"rnodev", MOUNT_ATTR_NODEV, 0},
+      {"rdev", 0, MOUNT_ATTR_NODEV},
+      {"rnoexec", MOUNT_ATTR_NOEXEC, 0},
+      {"rexec", 0, MOUNT_ATTR_NOEXEC},
+      {"rnodiratime", MOUNT_ATTR_NODIRATIME, 0},
+      {"rdiratime", 0, MOUNT_ATTR_NODIRATIME},
+      {"rnosymfollow", MOUNT_ATTR_NOSYMFOLLOW, 0},
+      {"rsymfollow", 0, MOUNT_ATTR_NOSYMFOLLOW},
+      /* The atime mode is one field: clearing any of it resets it whole. */
+      {"rnoatime", MOUNT_ATTR_NOATIME, MOUNT_ATTR__ATIME},
+      {"rstrictatime", MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME},
+      {"rrelatime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME},
+      {"ratime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME},
+      {"rnorelatime", MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME},
+      {"rnostrictatime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME},
+  };
+  struct mount_attr attr = {0};
+  for (size_t i = 0; i < m->options.n && m->options.v[i]; i++)
+    for (size_t j = 0; j < sizeof(defs) / sizeof(defs[0]); j++) {
+      if (strcmp(m->options.v[i], defs[j].name) != 0)
+        continue;
+      if (defs[j].clr == MOUNT_ATTR__ATIME) {
+        attr.attr_set = (attr.attr_set & ~(uint64_t)MOUNT_ATTR__ATIME) | defs[j].set;
+        attr.attr_clr |= MOUNT_ATTR__ATIME;
+      } else if (defs[j].set) {
+        attr.attr_set |= defs[j].set;
+        attr.attr_clr &= ~defs[j].set;
+      } else {
+        attr.attr_clr |= defs[j].clr;
+        attr.attr_set &= ~defs[j].clr;
+      }
+    }
+  if (!attr.attr_set && !attr.attr_clr)
+    return 0;
+  cleanup_close int fd = rrt_open_in_root(rootfd, m->destination, RRT_CREATE_NONE, err);
+  if (fd < 0)
+    return -1;
+  if (mount_setattr(fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+    return rrt_error_errno(err, "mount_setattr");
+  return 0;
+}
+
+static int mount_special(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct rrt_mount *m,
+                         const struct rrt_mount_opts *o, struct rrt_error *err)
+{
+  const char *type = m->type;
+  const char *dest = m->destination;
+  int r;
+
+  if (streq(type, "proc") || streq(type, "sysfs"))
+    if (check_not_symlink(rootfd, dest, type, err) < 0)
+      return -1;
+
+  if (streq(type, "cgroup") || streq(type, "cgroup2")) {
+    /* Only the unified hierarchy can be mounted per container here; v1 hosts
+     * and user namespaces without an owned cgroup namespace get the host
+     * tree, read-only so the container cannot rearrange the host's cgroups. */
+    if (streq(type, "cgroup2") || host_has_cgroup2()) {
+      const char *data = streq(type, "cgroup2") ? o->data : NULL;
+      r = fs_mount(rootfd, dest, m->source, "cgroup2", o->flags, data, err);
+      if (r == 0)
+        return 0;
+      rrt_debug("mount cgroup2 on %s: %s; binding /sys/fs/cgroup", dest, rrt_error_msg(err));
+      rrt_error_clear(err);
+    }
+    return bind_mount(rootfd, dest, "/sys/fs/cgroup", true, o, MS_RDONLY, err);
+  }
+
+  r = fs_mount(rootfd, dest, m->source, type, o->flags, o->data, err);
+  if (r == 0 || !ctx->userns)
+    return r;
+
+  int errnum = err->errnum;
+  if (streq(type, "sysfs") && errnum == EPERM) {
+    /* sysfs needs a network namespace owned by our user namespace. */
+    rrt_debug("mount sysfs on %s: %s; binding /sys", dest, rrt_error_msg(err));
+    rrt_error_clear(err);
+    return bind_mount(rootfd, dest, "/sys", true, o, 0, err);
+  }
+  if (streq(type, "proc") && errnum == EPERM) {
+    rrt_warn("mount proc on %s: %s; binding the host /proc instead", dest, rrt_error_msg(err));
+    rrt_error_clear(err);
+    return bind_mount(rootfd, dest, "/proc", true, o, 0, err);
+  }
+  if (streq(type, "mqueue")) {
+    /* mqueue needs an IPC namespace owned by our user namespace. */
+    if (access("/dev/mqueue", F_OK) < 0) {
+      rrt_warn("mount mqueue on %s: %s; the host has no /dev/mqueue to bind, skipping", dest,
+               rrt_error_msg(err));
+      rrt_error_clear(err);
+      return 0;
+    }
+    rrt_error_clear(err);
+    return bind_mount(rootfd, dest, "/dev/mqueue", false, o, 0, err);
+  }
+  if (streq(type, "devpts") && errnum == EINVAL && o->data && strstr(o->data, "gid=")) {
+    /* gid=5 (tty) is usually not mapped into a rootless user namespace. */
+    cleanup_free char *data = strip_gid_option(o->data);
+    rrt_debug("mount devpts on %s: %s; retrying without gid=", dest, rrt_error_msg(err));
+    rrt_error_clear(err);
+    return fs_mount(rootfd, dest, m->source, type, o->flags, data, err);
+  }
+  return r;
+}
+
+static int mount_one(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct rrt_mount *m,
+                     struct rrt_error *err)
+{
+  struct rrt_mount_opts o;
+  if (rrt_mount_opts_parse(&m->options, &o, err) < 0)
+    return -1;
+  int r = -1;
+  if (m->uid_mappings.n || m->gid_mappings.n || has_option(m, "idmap") || has_option(m, "ridmap")) {
+    r = rrt_error_set(err, ENOTSUP, "idmapped mounts are not supported");
+  } else if (o.bind || streq(m->type, "bind")) {
+    r = bind_mount(rootfd, m->destination, m->source, o.rbind, &o, 0, err);
+  } else if (!m->type || streq(m->type, "none")) {
+    r = rrt_error_set(err, EINVAL, "no type and no bind option");
+  } else {
+    r = mount_special(ctx, rootfd, m, &o, err);
+    if (r == 0 && o.propagation) {
+      cleanup_close int fd = rrt_open_in_root(rootfd, m->destination, RRT_CREATE_NONE, err);
+      r = fd < 0 ? -1 : set_propagation(fd, o.propagation, err);
+    }
+  }
+  if (r == 0)
+    r = apply_recursive_attrs(rootfd, m, err);
+  rrt_mount_opts_free(&o);
+  return r;
+}
+
+static bool is_dev_bind(const struct rrt_spec *spec)
+{
+  for (size_t i = 0; i < spec->n_mounts; i++) {
+    const struct rrt_mount *m = &spec->mounts[i];
+    if (!same_path(m->destination, "/dev"))
+      continue;
+    if (streq(m->type, "bind") || has_option(m, "bind") || has_option(m, "rbind"))
+      return true;
+  }
+  return false;
+}
+
+int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
+{
+  const struct rrt_spec *spec = ctx->spec;
+  const char *prop = spec->has_linux ? spec->lnx.rootfs_propagation : NULL;
+  /* Nothing mounted from here on may reach the host: / becomes a slave
+   * (host mounts still flow in) unless the config asks for private. The
+   * requested rootfsPropagation itself is applied after pivot_root, which
+   * refuses shared mounts. */
+  unsigned long root_flags = MS_REC | MS_SLAVE;
+  if (streq(prop, "private") || streq(prop, "rprivate"))
+    root_flags = MS_REC | MS_PRIVATE;
+  if (mount(NULL, "/", NULL, root_flags, NULL) < 0)
+    return rrt_error_errno(err, "make / %s", root_flags & MS_PRIVATE ? "rprivate" : "rslave");
+
+  /* pivot_root needs the new root to be a mount point. */
+  if (mount(ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return rrt_error_errno(err, "bind mount the rootfs %s onto itself", ctx->rootfs);
+  cleanup_close int rootfd = open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return rrt_error_errno(err, "open the rootfs %s", ctx->rootfs);
+
+  bool covers_resolv = false;
+  for (size_t i = 0; i < spec->n_mounts; i++) {
+    const struct rrt_mount *m = &spec->mounts[i];
+    if (mount_one(ctx, rootfd, m, err) < 0)
+      return rrt_error_wrap(err, "mounts[%zu] (%s, %s)", i, m->destination,
+                            m->type ? m->type : "bind");
+    if (same_path(m->destination, "/etc/resolv.conf"))
+      covers_resolv = true;
+  }
+
+  if (ctx->resolv_conf && !covers_resolv) {
+    struct rrt_mount_opts none = {0};
+    if (bind_mount(rootfd, "/etc/resolv.conf", ctx->resolv_conf, false, &none, 0, err) < 0)
+      return rrt_error_wrap(err, "bind %s onto /etc/resolv.conf", ctx->resolv_conf);
+  }
+
+  return rrt_dev_setup(ctx, rootfd, !is_dev_bind(spec), err);
+}
+
+int rrt_rootfs_pivot(const struct rrt_rootfs_ctx *ctx, bool no_pivot, struct rrt_error *err)
+{
+  if (chdir(ctx->rootfs) < 0)
+    return rrt_error_errno(err, "chdir %s", ctx->rootfs);
+  if (no_pivot) {
+    if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
+      return rrt_error_errno(err, "move %s to /", ctx->rootfs);
+    if (chroot(".") < 0)
+      return rrt_error_errno(err, "chroot %s", ctx->rootfs);
+  } else {
+    /* pivot_root(".", ".") stacks the old root on the new one, so no
+     * directory inside the rootfs has to be set aside for it. */
+    if (syscall(SYS_pivot_root, ".", ".") < 0)
+      return rrt_error_errno(err, "pivot_root %s", ctx->rootfs);
+    /* The lazy unmount must not propagate to any peer of the old root. */
+    if (mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+      return rrt_error_errno(err, "make the old root rslave");
+    if (umount2(".", MNT_DETACH) < 0)
+      return rrt_error_errno(err, "unmount the old root");
+  }
+  if (chdir("/") < 0)
+    return rrt_error_errno(err, "chdir /");
+  return 0;
+}
+
+/* A directory is masked by an empty read-only tmpfs, made detached with the
+ * new mount API so that no /proc is needed to name the target. */
+static int mask_dir(int fd, struct rrt_error *err)
+{
+  unsigned int attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+  cleanup_close int fsfd = fsopen("tmpfs", FSOPEN_CLOEXEC);
+  if (fsfd < 0 && errno == ENOSYS) {
+    char target[RRT_FD_PATH_MAX];
+    if (mount("tmpfs", rrt_fd_path(fd, target), "tmpfs",
+              MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+      return rrt_error_errno(err, "mount tmpfs");
+    return 0;
+  }
+  if (fsfd < 0)
+    return rrt_error_errno(err, "fsopen tmpfs");
+  if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return rrt_error_errno(err, "create tmpfs");
+  cleanup_close int mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, attrs);
+  if (mfd < 0)
+    return rrt_error_errno(err, "fsmount tmpfs");
+  if (move_mount(mfd, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return rrt_error_errno(err, "move_mount tmpfs");
+  return 0;
+}
+
+/* Binds srcfd onto dstfd (which is `path` inside rootfd), optionally made
+ * read-only while still detached, so it is never visible writable. */
+static int bind_tree(int rootfd, const char *path, int srcfd, int dstfd, bool readonly,
+                     struct rrt_error *err)
+{
+  unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE;
+  cleanup_close int tree = open_tree(srcfd, "", flags);
+  if (tree < 0 && errno == ENOSYS) {
+    if (rrt_bind_fd(srcfd, dstfd, true, err) < 0)
+      return -1;
+    if (!readonly)
+      return 0;
+    cleanup_close int fd = rrt_open_in_root(rootfd, path, RRT_CREATE_NONE, err);
+    return fd < 0 ? -1 : rrt_make_readonly(fd, false, err);
+  }
+  if (tree < 0)
+    return rrt_error_errno(err, "open_tree");
+  if (readonly && rrt_make_readonly(tree, true, err) < 0)
+    return -1;
+  if (move_mount(tree, "", dstfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return rrt_error_errno(err, "move_mount");
+  return 0;
+}
+
+/* /dev/null as the container sees it, refused unless it is char 1:3: a
+ * rootfs could make it a link to a file that the "mask" would then expose
+ * writable over the masked path (CVE-2025-31133). */
+static int open_dev_null(int rootfd, struct rrt_error *err)
+{
+  cleanup_close int fd = rrt_open_in_root(rootfd, "/dev/null", RRT_CREATE_NONE, err);
+  if (fd < 0)
+    return -1;
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return rrt_error_errno(err, "stat /dev/null");
+  if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != 1 || minor(st.st_rdev) != 3)
+    return rrt_error_set(err, 0, "/dev/null is not the null device (char 1:3)");
+  return steal_fd(&fd);
+}
+
+static int mask_paths(int rootfd, const struct rrt_strv *paths, struct rrt_error *err)
+{
+  cleanup_close int devnull = -1;
+  for (size_t i = 0; i < paths->n && paths->v[i]; i++) {
+    const char *p = paths->v[i];
+    cleanup_close int fd = rrt_open_in_root(rootfd, p, RRT_CREATE_NONE, err);
+    if (fd < 0 && (err->errnum == ENOENT || err->errnum == ENOTDIR)) {
+      rrt_error_clear(err);
+      continue;
+    }
+    if (fd < 0)
+      return rrt_error_wrap(err, "linux.maskedPaths[%zu] (%s)", i, p);
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+      return rrt_error_errno(err, "linux.maskedPaths[%zu] (%s): stat", i, p);
+    int r;
+    if (S_ISDIR(st.st_mode)) {
+      r = mask_dir(fd, err);
+    } else {
+      if (devnull < 0)
+        devnull = open_dev_null(rootfd, err);
+      r = devnull < 0 ? -1 : bind_tree(rootfd, p, devnull, fd, false, err);
+    }
+    if (r < 0)
+      return rrt_error_wrap(err, "linux.maskedPaths[%zu] (%s)", i, p);
+  }
+  return 0;
+}
+
+static int readonly_paths(int rootfd, const struct rrt_strv *paths, struct rrt_error *err)
+{
+  for (size_t i = 0; i < paths->n && paths->v[i]; i++) {
+    const char *p = paths->v[i];
+    cleanup_close int fd = rrt_open_in_root(rootfd, p, RRT_CREATE_NONE, err);
+    if (fd < 0 && (err->errnum == ENOENT || err->errnum == ENOTDIR)) {
+      rrt_error_clear(err);
+      continue;
+    }
+    if (fd < 0 || bind_tree(rootfd, p, fd, fd, true, err) < 0)
+      return rrt_error_wrap(err, "linux.readonlyPaths[%zu] (%s)", i, p);
+  }
+  return 0;
+}
+
+static int propagation_flags(const char *name, unsigned long *out)
+{
+  static const struct {
+    const char *name;
+    unsigned long flags;
+  } map[] = {
+      {"shared", MS_SHARED},         {"rshared", MS_SHARED | MS_REC},
+      {"slave", MS_SLAVE},           {"rslave", MS_SLAVE | MS_REC},
+      {"private", MS_PRIVATE},       {"rprivate", MS_PRIVATE | MS_REC},
+      {"unbindable", MS_UNBINDABLE}, {"runbindable", MS_UNBINDABLE | MS_REC},
+  };
+  for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+    if (strcmp(map[i].name, name) == 0) {
+      *out = map[i].flags;
+      return 0;
+    }
+  return -1;
+}
+
+int rrt_rootfs_finalize(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
+{
+  const struct rrt_spec *spec = ctx->spec;
+  cleanup_close int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return rrt_error_errno(err, "open /");
+  if (spec->has_linux) {
+    if (mask_paths(rootfd, &spec->lnx.masked_paths, err) < 0)
+      return -1;
+    if (readonly_paths(rootfd, &spec->lnx.readonly_paths, err) < 0)
+      return -1;
+    const char *prop = spec->lnx.rootfs_propagation;
+    if (prop) {
+      unsigned long flags;
+      if (propagation_flags(prop, &flags) < 0)
+        return rrt_error_set(err, EINVAL, "linux.rootfsPropagation: unknown value \"%s\"", prop);
+      if (mount(NULL, "/", NULL, flags, NULL) < 0)
+        return rrt_error_errno(err, "linux.rootfsPropagation (%s)", prop);
+    }
+  }
+  if (spec->root_readonly && rrt_make_readonly(rootfd, false, err) < 0)
+    return rrt_error_wrap(err, "root.readonly");
+  return 0;
+}

@@ -1,0 +1,53 @@
+/* rootfs_internal.h: helpers shared by mount.c, rootfs.c and dev.c only. */
+#ifndef ROOTLESSRT_ROOTFS_INTERNAL_H
+#define ROOTLESSRT_ROOTFS_INTERNAL_H
+
+#include <stdbool.h>
+#include <sys/mount.h>
+
+#include "rootlessrt/error.h"
+#include "rootlessrt/rootfs.h"
+
+/* The atime mode: a remount sets all of these or keeps the old mode. */
+#define RRT_ATIME_FLAGS (MS_NOATIME | MS_RELATIME | MS_STRICTATIME)
+
+/* What rrt_open_in_root creates when the last component is missing. */
+enum rrt_create {
+  RRT_CREATE_NONE, /* missing is an error (ENOENT) */
+  RRT_CREATE_DIR,  /* parents and the target as directories */
+  RRT_CREATE_FILE, /* parents as directories, the target as an empty file */
+};
+
+/* An O_PATH|O_CLOEXEC fd of `path` resolved inside the tree at rootfd
+ * (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), so neither a symlink nor ".."
+ * can leave it; missing components are created through verified directory
+ * fds. Returns the fd or -1 with err set. */
+int rrt_open_in_root(int rootfd, const char *path, enum rrt_create create, struct rrt_error *err);
+
+/* "/proc/self/fd/N": the target mount(2) follows to the object fd already
+ * verified, rather than walking a path an attacker may swap. */
+#define RRT_FD_PATH_MAX 32
+const char *rrt_fd_path(int fd, char buf[RRT_FD_PATH_MAX]);
+
+/* MS_RDONLY|MS_NOSUID|... of the mount holding fd (fstatvfs): the flags a
+ * bind remount must keep, since they are locked in a user namespace. */
+unsigned long rrt_mount_flags_of(int fd);
+
+/* Bind srcfd onto dstfd (MS_BIND, |MS_REC when recursive). */
+int rrt_bind_fd(int srcfd, int dstfd, bool recursive, struct rrt_error *err);
+
+/* MS_REMOUNT|MS_BIND of the mount at fd with `flags`; when the kernel says
+ * EPERM (a flag locked by the user namespace would be cleared), retry with the
+ * flags of `locked_from` (a fd on the bind source) added. */
+int rrt_remount_bind(int fd, unsigned long flags, int locked_from, struct rrt_error *err);
+
+/* Make the mount at fd read-only (recursively when asked), keeping every
+ * other flag: mount_setattr(2), or a bind remount on old kernels. */
+int rrt_make_readonly(int fd, bool recursive, struct rrt_error *err);
+
+/* /dev: default devices (when populate_defaults), the standard symlinks,
+ * linux.devices and the console. In dev.c. */
+int rrt_dev_setup(const struct rrt_rootfs_ctx *ctx, int rootfd, bool populate_defaults,
+                  struct rrt_error *err);
+
+#endif
