@@ -1,0 +1,595 @@
+/* seccomp.c: linux.seccomp -> BPF via libseccomp, an on-disk BPF cache, load and notify. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "rootlessrt/confine.h"
+#include "rootlessrt/log.h"
+#include "rootlessrt/util.h"
+
+#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
+#endif
+#ifndef SECCOMP_FILTER_FLAG_TSYNC_ESRCH
+#define SECCOMP_FILTER_FLAG_TSYNC_ESRCH (1UL << 4)
+#endif
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
+/* The kernel refuses a single filter program longer than this. */
+#define MAX_INSNS 4096
+
+struct rrt_seccomp_filter {
+  struct sock_fprog prog; /* prog.filter is ours (malloc) */
+  unsigned int flags;     /* seccomp(2) flags, from linux.seccomp.flags */
+  bool notify;            /* some rule uses SCMP_ACT_NOTIFY: ask for a listener */
+};
+
+void rrt_seccomp_filter_free(struct rrt_seccomp_filter *f)
+{
+  if (!f)
+    return;
+  free(f->prog.filter);
+  free(f);
+}
+
+static void filter_freep(struct rrt_seccomp_filter **f)
+{
+  rrt_seccomp_filter_free(*f);
+}
+
+static void ctx_releasep(scmp_filter_ctx *ctx)
+{
+  if (*ctx)
+    seccomp_release(*ctx);
+}
+
+static void json_putp(struct json_object **o)
+{
+  if (*o)
+    json_object_put(*o);
+}
+
+/* ---- config.json words -> libseccomp values ---- */
+
+/* SCMP_ACT_* with its errnoRet. The runtime-spec demands an error when
+ * errnoRet is given to an action that cannot carry it. */
+static int parse_action(const char *name, bool has_errno, uint32_t errno_ret, const char *where,
+                        uint32_t *out, struct rrt_error *err)
+{
+  bool takes_errno = false;
+  if (!name)
+    return rrt_error_set(err, 0, "%s: missing action", where);
+  if (has_errno && errno_ret > 0xffff)
+    return rrt_error_set(err, 0, "%s: errnoRet %u out of range (0-65535)", where, errno_ret);
+  uint32_t ret = has_errno ? errno_ret : EPERM;
+  if (strcmp(name, "SCMP_ACT_KILL") == 0 || strcmp(name, "SCMP_ACT_KILL_THREAD") == 0) {
+    *out = SCMP_ACT_KILL_THREAD;
+  } else if (strcmp(name, "SCMP_ACT_KILL_PROCESS") == 0) {
+    *out = SCMP_ACT_KILL_PROCESS;
+  } else if (strcmp(name, "SCMP_ACT_TRAP") == 0) {
+    *out = SCMP_ACT_TRAP;
+  } else if (strcmp(name, "SCMP_ACT_ERRNO") == 0) {
+    *out = SCMP_ACT_ERRNO(ret);
+    takes_errno = true;
+  } else if (strcmp(name, "SCMP_ACT_TRACE") == 0) {
+    /* The tracer sees the value as PTRACE_GETEVENTMSG data; runc uses
+     * errnoRet for it, and EPERM when absent. */
+    *out = SCMP_ACT_TRACE(ret);
+    takes_errno = true;
+  } else if (strcmp(name, "SCMP_ACT_ALLOW") == 0) {
+    *out = SCMP_ACT_ALLOW;
+  } else if (strcmp(name, "SCMP_ACT_LOG") == 0) {
+    *out = SCMP_ACT_LOG;
+  } else if (strcmp(name, "SCMP_ACT_NOTIFY") == 0) {
+    *out = SCMP_ACT_NOTIFY;
+  } else {
+    return rrt_error_set(err, 0, "%s: unknown action %s", where, name);
+  }
+  if (has_errno && !takes_errno)
+    return rrt_error_set(err, 0, "%s: errnoRet is not valid with %s", where, name);
+  return 0;
+}
+
+static int parse_op(const char *op, enum scmp_compare *out)
+{
+  static const struct {
+    const char *name;
+    enum scmp_compare op;
+  } ops[] = {
+      {"SCMP_CMP_NE", SCMP_CMP_NE},
+      {"SCMP_CMP_LT", SCMP_CMP_LT},
+      {"SCMP_CMP_LE", SCMP_CMP_LE},
+      {"SCMP_CMP_EQ", SCMP_CMP_EQ},
+      {"SCMP_CMP_GE", SCMP_CMP_GE},
+      {"SCMP_CMP_GT", SCMP_CMP_GT},
+      {"SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ},
+  };
+  for (size_t i = 0; op && i < sizeof(ops) / sizeof(ops[0]); i++) {
+    if (strcmp(op, ops[i].name) == 0) {
+      *out = ops[i].op;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+/* Architectures the runtime-spec lists; a libseccomp too old for one of them
+ * (loongarch64 and m68k arrived in 2.6) is a warning, anything else an error. */
+static bool arch_in_spec(const char *lower)
+{
+  static const char *const known[] = {
+      "x86",     "x86_64",      "x32",    "arm",      "aarch64",     "mips",
+      "mips64",  "mips64n32",   "mipsel", "mipsel64", "mipsel64n32", "ppc",
+      "ppc64",   "ppc64le",     "s390",   "s390x",    "parisc",      "parisc64",
+      "riscv64", "loongarch64", "m68k",   "sh",       "sheb",
+  };
+  for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+    if (strcmp(lower, known[i]) == 0)
+      return true;
+  return false;
+}
+
+static int add_architectures(scmp_filter_ctx ctx, const struct rrt_strv *archs,
+                             struct rrt_error *err)
+{
+  for (size_t i = 0; i < archs->n; i++) {
+    const char *name = archs->v[i];
+    if (!name || strncmp(name, "SCMP_ARCH_", 10) != 0)
+      return rrt_error_set(err, 0, "linux.seccomp.architectures[%zu]: unknown architecture %s", i,
+                           name ? name : "(null)");
+    cleanup_free char *lower = xstrdup(name + 10);
+    for (char *p = lower; *p; p++)
+      *p = (char)tolower((unsigned char)*p);
+    uint32_t token = seccomp_arch_resolve_name(lower);
+    if (token == 0) {
+      if (!arch_in_spec(lower))
+        return rrt_error_set(err, 0, "linux.seccomp.architectures[%zu]: unknown architecture %s", i,
+                             name);
+      rrt_warn("linux.seccomp.architectures[%zu]: %s is not supported by this libseccomp, skipped",
+               i, name);
+      continue;
+    }
+    int r = seccomp_arch_add(ctx, token);
+    if (r < 0 && r != -EEXIST) /* the native arch is always there */
+      return rrt_error_set(err, -r, "linux.seccomp.architectures[%zu]: add %s", i, name);
+  }
+  return 0;
+}
+
+/* linux.seccomp.flags -> seccomp(2) flags. They are not libseccomp filter
+ * attributes here because the runtime loads the exported BPF itself. */
+static int parse_flags(const struct rrt_seccomp *sc, bool notify, unsigned int *out,
+                       struct rrt_error *err)
+{
+  unsigned int flags = 0;
+  for (size_t i = 0; i < sc->flags.n; i++) {
+    const char *f = sc->flags.v[i];
+    if (f && strcmp(f, "SECCOMP_FILTER_FLAG_TSYNC") == 0) {
+      flags |= SECCOMP_FILTER_FLAG_TSYNC;
+    } else if (f && strcmp(f, "SECCOMP_FILTER_FLAG_LOG") == 0) {
+      flags |= SECCOMP_FILTER_FLAG_LOG;
+    } else if (f && strcmp(f, "SECCOMP_FILTER_FLAG_SPEC_ALLOW") == 0) {
+      flags |= SECCOMP_FILTER_FLAG_SPEC_ALLOW;
+    } else if (f && strcmp(f, "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV") == 0) {
+      /* The kernel only accepts it together with a listener. */
+      if (notify)
+        flags |= SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+      else
+        rrt_warn("linux.seccomp.flags[%zu]: %s has no effect without SCMP_ACT_NOTIFY, ignored", i,
+                 f);
+    } else {
+      return rrt_error_set(err, 0, "linux.seccomp.flags[%zu]: unknown flag %s", i,
+                           f ? f : "(null)");
+    }
+  }
+  *out = flags;
+  return 0;
+}
+
+/* ---- libseccomp compilation ---- */
+
+static int add_syscall_rules(scmp_filter_ctx ctx, const struct rrt_seccomp_syscall *s, size_t i,
+                             uint32_t action, struct rrt_error *err)
+{
+  if (s->n_args > 6)
+    return rrt_error_set(err, 0, "linux.seccomp.syscalls[%zu].args: more than 6 entries", i);
+  struct scmp_arg_cmp cmps[6];
+  bool seen[6] = {false};
+  bool repeated = false;
+  for (size_t a = 0; a < s->n_args; a++) {
+    const struct rrt_seccomp_arg *arg = &s->args[a];
+    enum scmp_compare op;
+    if (arg->index > 5)
+      return rrt_error_set(err, 0, "linux.seccomp.syscalls[%zu].args[%zu]: index %u > 5", i, a,
+                           arg->index);
+    if (parse_op(arg->op, &op) < 0)
+      return rrt_error_set(err, 0, "linux.seccomp.syscalls[%zu].args[%zu]: unknown op %s", i, a,
+                           arg->op ? arg->op : "(null)");
+    /* For SCMP_CMP_MASKED_EQ value is the mask and valueTwo the datum. */
+    cmps[a] = (struct scmp_arg_cmp){arg->index, op, arg->value, arg->value_two};
+    if (seen[arg->index])
+      repeated = true;
+    seen[arg->index] = true;
+  }
+
+  for (size_t j = 0; j < s->names.n; j++) {
+    const char *name = s->names.v[j];
+    int nr = name ? seccomp_syscall_resolve_name(name) : __NR_SCMP_ERROR;
+    if (nr == __NR_SCMP_ERROR) {
+      /* Profiles list syscalls of newer kernels and other arches; every
+       * engine skips the ones this libseccomp cannot name. */
+      rrt_warn("linux.seccomp.syscalls[%zu].names[%zu]: unknown syscall %s, skipped", i, j,
+               name ? name : "(null)");
+      continue;
+    }
+    int r;
+    if (s->n_args == 0 || !repeated) {
+      r = seccomp_rule_add_array(ctx, action, nr, (unsigned)s->n_args, cmps);
+    } else {
+      /* libseccomp ANDs the comparisons of one rule and cannot compare one
+       * argument twice; OCI means them ORed, so one rule per comparison. */
+      r = 0;
+      for (size_t a = 0; a < s->n_args && r >= 0; a++)
+        r = seccomp_rule_add_array(ctx, action, nr, 1, &cmps[a]);
+    }
+    if (r < 0)
+      return rrt_error_set(err, -r, "linux.seccomp.syscalls[%zu]: add rule for %s", i, name);
+  }
+  return 0;
+}
+
+/* seccomp_export_bpf writes to an fd; a memfd turns that into memory. */
+static int export_bpf(scmp_filter_ctx ctx, struct sock_filter **insns, size_t *n,
+                      struct rrt_error *err)
+{
+  cleanup_close int fd = memfd_create("rrt-seccomp-bpf", MFD_CLOEXEC);
+  if (fd < 0)
+    return rrt_error_errno(err, "seccomp: memfd_create");
+  int r = seccomp_export_bpf(ctx, fd);
+  if (r < 0)
+    return rrt_error_set(err, -r, "seccomp: export BPF");
+  if (lseek(fd, 0, SEEK_SET) < 0)
+    return rrt_error_errno(err, "seccomp: lseek");
+  cleanup_free char *buf = NULL;
+  size_t len = 0;
+  if (rrt_read_fd(fd, &buf, &len, err) < 0)
+    return rrt_error_wrap(err, "seccomp: read BPF");
+  if (len == 0 || len % sizeof(struct sock_filter) != 0)
+    return rrt_error_set(err, 0, "seccomp: libseccomp produced %zu bytes of BPF", len);
+  if (len / sizeof(struct sock_filter) > MAX_INSNS)
+    return rrt_error_set(err, E2BIG, "seccomp: filter has %zu instructions, the kernel takes %d",
+                         len / sizeof(struct sock_filter), MAX_INSNS);
+  *n = len / sizeof(struct sock_filter);
+  *insns = xmalloc(len);
+  memcpy(*insns, buf, len);
+  return 0;
+}
+
+static int compile_bpf(const struct rrt_seccomp *sc, struct sock_filter **insns, size_t *n,
+                       struct rrt_error *err)
+{
+  uint32_t def;
+  if (parse_action(sc->default_action, sc->has_default_errno_ret, sc->default_errno_ret,
+                   "linux.seccomp.defaultAction", &def, err) < 0)
+    return -1;
+  __attribute__((cleanup(ctx_releasep))) scmp_filter_ctx ctx = seccomp_init(def);
+  if (!ctx)
+    return rrt_error_set(err, 0, "linux.seccomp.defaultAction: libseccomp refuses %s",
+                         sc->default_action);
+  /* The runtime decides about no_new_privs (process.noNewPrivileges) and
+   * loads the BPF itself; this keeps libseccomp from ever setting it. */
+  int r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+  if (r < 0)
+    return rrt_error_set(err, -r, "seccomp: clear SCMP_FLTATR_CTL_NNP");
+  /* A binary tree of syscalls keeps 300-entry allow lists cheap per syscall;
+   * older libseccomp lacks it, which only costs speed. */
+  (void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+
+  if (add_architectures(ctx, &sc->architectures, err) < 0)
+    return -1;
+
+  for (size_t i = 0; i < sc->n_syscalls; i++) {
+    const struct rrt_seccomp_syscall *s = &sc->syscalls[i];
+    cleanup_free char *where = xasprintf("linux.seccomp.syscalls[%zu]", i);
+    uint32_t action;
+    if (parse_action(s->action, s->has_errno_ret, s->errno_ret, where, &action, err) < 0)
+      return -1;
+    /* libseccomp rejects a rule that repeats the default (EACCES); it would
+     * change nothing anyway. */
+    if (action == def)
+      continue;
+    if (add_syscall_rules(ctx, s, i, action, err) < 0)
+      return -1;
+  }
+  return export_bpf(ctx, insns, n, err);
+}
+
+/* ---- the cache ---- */
+
+/* A cache file: this header, then n little-endian-as-built sock_filter
+ * instructions. The key is repeated so a stray file never loads. */
+struct cache_header {
+  char magic[8];
+  uint64_t key;
+  uint32_t n_insns;
+  uint32_t reserved;
+};
+
+static const char cache_magic[8] = {'R', 'R', 'T', 'B', 'P', 'F', '1', '\n'};
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
+{
+  const unsigned char *p = data;
+  for (size_t i = 0; i < len; i++) {
+    h ^= p[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+/* What decides the BPF: the profile, the libseccomp that compiles it (its
+ * syscall tables and code generation) and the arch it compiles for. */
+static uint64_t cache_key(const struct rrt_seccomp *sc)
+{
+  const struct scmp_version *v = seccomp_version();
+  cleanup_free char *env =
+      xasprintf("rrt-seccomp-cache-v1 libseccomp=%u.%u.%u native=%u", v ? v->major : 0,
+                v ? v->minor : 0, v ? v->micro : 0, seccomp_arch_native());
+  uint64_t h = 0xcbf29ce484222325ULL;
+  h = fnv1a(h, env, strlen(env) + 1);
+  return fnv1a(h, sc->canonical_json, strlen(sc->canonical_json));
+}
+
+/* 0 and the program on a hit, 1 on a miss; a damaged file is a miss. */
+static int cache_read(const char *path, uint64_t key, struct sock_filter **insns, size_t *n)
+{
+  cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  if (fd < 0) {
+    if (errno != ENOENT)
+      rrt_warn("seccomp cache: open %s: %s, recompiling", path, strerror(errno));
+    return 1;
+  }
+  cleanup_free char *buf = NULL;
+  size_t len = 0;
+  struct rrt_error e = RRT_ERROR_INIT;
+  if (rrt_read_fd(fd, &buf, &len, &e) < 0) {
+    rrt_warn("seccomp cache: %s: %s, recompiling", path, rrt_error_msg(&e));
+    rrt_error_clear(&e);
+    return 1;
+  }
+  struct cache_header h;
+  if (len < sizeof(h))
+    goto damaged;
+  memcpy(&h, buf, sizeof(h));
+  if (memcmp(h.magic, cache_magic, sizeof(cache_magic)) != 0 || h.key != key || h.n_insns == 0 ||
+      h.n_insns > MAX_INSNS || len != sizeof(h) + (size_t)h.n_insns * sizeof(struct sock_filter))
+    goto damaged;
+  *n = h.n_insns;
+  *insns = xmalloc(len - sizeof(h));
+  memcpy(*insns, buf + sizeof(h), len - sizeof(h));
+  return 0;
+damaged:
+  rrt_warn("seccomp cache: %s is damaged, recompiling", path);
+  return 1;
+}
+
+/* Written to a temporary name and renamed: a reader sees the old file or the
+ * whole new one. No fsync: a file cut short by a crash fails the size check
+ * and is simply recompiled. Failures only cost the next compile. */
+static void cache_write(const char *dir, const char *path, uint64_t key,
+                        const struct sock_filter *insns, size_t n)
+{
+  if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+    rrt_warn("seccomp cache: mkdir %s: %s", dir, strerror(errno));
+    return;
+  }
+  cleanup_free char *tmp = xasprintf("%s.%d.tmp", path, (int)getpid());
+  cleanup_close int fd =
+      open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+  if (fd < 0) {
+    rrt_warn("seccomp cache: create %s: %s", tmp, strerror(errno));
+    return;
+  }
+  struct cache_header h = {.key = key, .n_insns = (uint32_t)n};
+  memcpy(h.magic, cache_magic, sizeof(cache_magic));
+  if (rrt_write_all(fd, &h, sizeof(h)) < 0 ||
+      rrt_write_all(fd, insns, n * sizeof(struct sock_filter)) < 0 || rename(tmp, path) < 0) {
+    rrt_warn("seccomp cache: write %s: %s", path, strerror(errno));
+    unlink(tmp);
+  }
+}
+
+static bool has_notify(const struct rrt_seccomp *sc)
+{
+  for (size_t i = 0; i < sc->n_syscalls; i++)
+    if (sc->syscalls[i].action && strcmp(sc->syscalls[i].action, "SCMP_ACT_NOTIFY") == 0)
+      return true;
+  return false;
+}
+
+int rrt_seccomp_compile(const struct rrt_seccomp *sc, const char *cache_dir,
+                        struct rrt_seccomp_filter **out, struct rrt_error *err)
+{
+  __attribute__((cleanup(filter_freep))) struct rrt_seccomp_filter *f = xzalloc(sizeof(*f));
+  f->notify = has_notify(sc);
+  if (f->notify && !sc->listener_path)
+    return rrt_error_set(err, 0, "linux.seccomp: SCMP_ACT_NOTIFY needs linux.seccomp.listenerPath");
+  if (parse_flags(sc, f->notify, &f->flags, err) < 0)
+    return -1;
+
+  struct sock_filter *insns = NULL;
+  size_t n = 0;
+  cleanup_free char *path = NULL;
+  uint64_t key = 0;
+  if (cache_dir && sc->canonical_json) {
+    key = cache_key(sc);
+    path = xasprintf("%s/%016llx.bpf", cache_dir, (unsigned long long)key);
+    if (cache_read(path, key, &insns, &n) == 0) {
+      rrt_debug("seccomp: cache hit %s", path);
+      f->prog.filter = insns;
+      f->prog.len = (unsigned short)n;
+      *out = steal_ptr(&f);
+      return 0;
+    }
+  }
+  if (compile_bpf(sc, &insns, &n, err) < 0)
+    return -1;
+  f->prog.filter = insns;
+  f->prog.len = (unsigned short)n;
+  if (path)
+    cache_write(cache_dir, path, key, insns, n);
+  *out = steal_ptr(&f);
+  return 0;
+}
+
+/* ---- loading and the notify listener ---- */
+
+/* The containerProcessState of config-linux.md: what a seccomp agent reads
+ * next to the listener fd. */
+static int notify_payload(const struct rrt_seccomp *sc, const char *state_json, char **out,
+                          struct rrt_error *err)
+{
+  if (!state_json)
+    return rrt_error_set(err, 0, "seccomp notify: no container state to send");
+  __attribute__((cleanup(json_putp))) struct json_object *state = json_tokener_parse(state_json);
+  if (!state || !json_object_is_type(state, json_type_object))
+    return rrt_error_set(err, 0, "seccomp notify: the container state is not a JSON object");
+  /* The pid "as seen by the runtime": the state has it; inside a new pid
+   * namespace getpid() would say 1. */
+  int64_t pid = getpid();
+  struct json_object *p = NULL;
+  if (json_object_object_get_ex(state, "pid", &p) && json_object_is_type(p, json_type_int))
+    pid = json_object_get_int64(p);
+
+  __attribute__((cleanup(json_putp))) struct json_object *o = json_object_new_object();
+  struct json_object *fds = json_object_new_array();
+  json_object_array_add(fds, json_object_new_string("seccompFd"));
+  json_object_object_add(o, "ociVersion", json_object_new_string(RRT_OCI_VERSION));
+  json_object_object_add(o, "fds", fds);
+  json_object_object_add(o, "pid", json_object_new_int64(pid));
+  if (sc->listener_metadata)
+    json_object_object_add(o, "metadata", json_object_new_string(sc->listener_metadata));
+  json_object_object_add(o, "state", json_object_get(state));
+  *out = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+  return 0;
+}
+
+static int listener_connect(const char *path, struct rrt_error *err)
+{
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  if (strlen(path) >= sizeof(addr.sun_path))
+    return rrt_error_set(err, ENAMETOOLONG, "linux.seccomp.listenerPath %s", path);
+  strcpy(addr.sun_path, path);
+  cleanup_close int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return rrt_error_errno(err, "seccomp notify: socket");
+  int r;
+  do
+    r = connect(fd, (struct sockaddr *)&addr, sizeof(addr));
+  while (r < 0 && errno == EINTR);
+  if (r < 0)
+    return rrt_error_errno(err, "seccomp notify: connect to %s", path);
+  return steal_fd(&fd);
+}
+
+/* The fd travels with the first bytes, as the spec requires; the rest of a
+ * long payload follows in plain sends. */
+static int send_listener(int sock, int listener, const char *payload, const char *path,
+                         struct rrt_error *err)
+{
+  size_t len = strlen(payload), sent = 0;
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } ctl;
+  memset(&ctl, 0, sizeof(ctl));
+  struct iovec iov = {.iov_base = (void *)payload, .iov_len = len};
+  struct msghdr msg = {
+      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &listener, sizeof(int));
+  ssize_t w;
+  do
+    w = sendmsg(sock, &msg, MSG_NOSIGNAL);
+  while (w < 0 && errno == EINTR);
+  if (w < 0)
+    return rrt_error_errno(err, "seccomp notify: send to %s", path);
+  sent = (size_t)w;
+  while (sent < len) {
+    w = send(sock, payload + sent, len - sent, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0)
+      return rrt_error_errno(err, "seccomp notify: send to %s", path);
+    sent += (size_t)w;
+  }
+  return 0;
+}
+
+/*
+ * Without no_new_privs the kernel only takes a filter from a task with
+ * CAP_SYS_ADMIN in its user namespace. The container init has it as userns
+ * root before execve, but not after switching to a non-root user: the caller
+ * either loads while it still holds caps or sets PR_SET_NO_NEW_PRIVS first.
+ * Everything after this call runs under the filter, so it comes last, and the
+ * listener socket is connected before it so the filter cannot refuse that.
+ * listenerPath is resolved in the caller's mount namespace.
+ */
+int rrt_seccomp_load(struct rrt_seccomp_filter *f, const struct rrt_seccomp *sc,
+                     const char *state_json, struct rrt_error *err)
+{
+  if (!f)
+    return 0;
+  unsigned int flags = f->flags;
+  cleanup_close int sock = -1;
+  cleanup_free char *payload = NULL;
+  if (f->notify) {
+    if (!sc || !sc->listener_path)
+      return rrt_error_set(err, 0, "seccomp notify: no linux.seccomp.listenerPath");
+    if (notify_payload(sc, state_json, &payload, err) < 0)
+      return -1;
+    sock = listener_connect(sc->listener_path, err);
+    if (sock < 0)
+      return -1;
+    flags |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
+    /* TSYNC reports a failing thread by its id, which collides with the
+     * listener fd as return value unless TSYNC_ESRCH is asked for. */
+    if (flags & SECCOMP_FILTER_FLAG_TSYNC)
+      flags |= SECCOMP_FILTER_FLAG_TSYNC_ESRCH;
+  }
+  long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &f->prog);
+  if (r < 0 && errno == EINVAL && (flags & SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)) {
+    rrt_warn("linux.seccomp.flags: SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV is not supported by "
+             "this kernel, ignored");
+    flags &= ~(unsigned int)SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+    r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &f->prog);
+  }
+  if (r < 0) {
+    if (errno == EACCES)
+      return rrt_error_errno(err, "seccomp: load filter (needs no_new_privs or CAP_SYS_ADMIN)");
+    return rrt_error_errno(err, "seccomp: load filter");
+  }
+  if (!f->notify)
+    return 0;
+  cleanup_close int listener = (int)r;
+  return send_listener(sock, listener, payload, sc->listener_path, err);
+}
