@@ -77,3 +77,14 @@ void rrt_error_clear(struct rrt_error *err)
   err->msg = NULL;
   err->errnum = 0;
 }
+
+int rrt_error_msgf(struct rrt_error *err, int errnum, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  rrt_error_setv(err, 0, fmt, ap);
+  va_end(ap);
+  if (err)
+    err->errnum = errnum;
+  return -1;
+}

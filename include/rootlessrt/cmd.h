@@ -2,12 +2,14 @@
 #ifndef ROOTLESSRT_CMD_H
 #define ROOTLESSRT_CMD_H
 
+#include <getopt.h>
+#include <stdbool.h>
+
 #include "rootlessrt/container.h"
 #include "rootlessrt/error.h"
 
 /* argv[0] is the verb. Returns the exit status (>= 0) or -1 with err set. */
-typedef int (*rrt_cmd_fn)(const struct rrt_global *g, int argc, char **argv,
-                          struct rrt_error *err);
+typedef int (*rrt_cmd_fn)(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 
 int rrt_cmd_create(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_run(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
@@ -20,6 +22,13 @@ int rrt_cmd_spec(const struct rrt_global *g, int argc, char **argv, struct rrt_e
 
 /* Shared by the verbs: exactly one positional argument, the container id. */
 int rrt_cmd_one_id(int argc, char **argv, int first, const char **id, struct rrt_error *err);
+/* getopt_long over a verb's flags: -h/--help sets *help; each other flag goes
+ * to on_flag; an unknown flag is an error naming it. */
+int rrt_cmd_parse_flags(int argc, char **argv, const char *shortopts, const struct option *longopts,
+                        int (*on_flag)(int c, void *arg, struct rrt_error *err), void *arg,
+                        bool *help, struct rrt_error *err);
+int rrt_cmd_no_flags(int c, void *arg, struct rrt_error *err);
+extern const struct option rrt_cmd_help_only[];
 /* --help on a verb prints its usage (main.c). */
 void rrt_cmd_usage(const char *verb);
 

@@ -29,8 +29,8 @@ struct rrt_create_opts {
   int preserve_fds;
   bool no_pivot;
   bool no_new_keyring;
-  bool detach;      /* run -d */
-  bool foreground;  /* run without -d: create + start + wait + delete */
+  bool detach;         /* run -d */
+  bool foreground;     /* run without -d: create + start + wait + delete */
   const char *network; /* --network */
   char **publish;      /* --publish, repeatable */
   size_t n_publish;
@@ -56,10 +56,10 @@ struct rrt_exec_ctx {
   const struct rrt_spec *spec;
   const struct rrt_process *proc;
   int preserve_fds;
-  int report_fd;          /* error messages go here on failure; O_CLOEXEC */
-  bool setgroups_allowed; /* false when the user namespace denies setgroups */
-  const char *state_json; /* for seccomp notify listeners */
-  const char *seccomp_cache; /* directory, or NULL */
+  int report_fd;                     /* error messages go here on failure; O_CLOEXEC */
+  bool setgroups_allowed;            /* false when the user namespace denies setgroups */
+  const char *state_json;            /* for seccomp notify listeners */
+  const char *seccomp_cache;         /* directory, or NULL */
   struct rrt_seccomp_filter *filter; /* compiled before pivot_root, or NULL */
 };
 /* Never returns on success. */

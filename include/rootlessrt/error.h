@@ -16,7 +16,10 @@ struct rrt_error {
   char *msg;
 };
 
-#define RRT_ERROR_INIT {0, NULL}
+#define RRT_ERROR_INIT                                                                             \
+  {                                                                                                \
+    0, NULL                                                                                        \
+  }
 
 /* Sets err to "<fmt...>: strerror(errnum)" (the suffix only when errnum != 0).
  * Frees any previous message. Always returns -1. */
@@ -24,6 +27,12 @@ int rrt_error_set(struct rrt_error *err, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int rrt_error_setv(struct rrt_error *err, int errnum, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
+
+/* Like rrt_error_set, but the message stays exactly as formatted: for errors
+ * whose text says it all ("container \"x\" does not exist"); errnum is kept
+ * for callers that test it. Always returns -1. */
+int rrt_error_msgf(struct rrt_error *err, int errnum, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* rrt_error_set with errnum = errno. Always returns -1. */
 int rrt_error_errno(struct rrt_error *err, const char *fmt, ...)

@@ -13,18 +13,18 @@
 enum rrt_net_mode { RRT_NET_DEFAULT, RRT_NET_NONE, RRT_NET_HOST, RRT_NET_SLIRP };
 
 struct rrt_port {
-  int proto;          /* IPPROTO_TCP or IPPROTO_UDP */
-  char host_ip[46];   /* "127.0.0.1" when not given */
+  int proto;        /* IPPROTO_TCP or IPPROTO_UDP */
+  char host_ip[46]; /* "127.0.0.1" when not given */
   uint16_t host_port;
   uint16_t container_port;
 };
 
 struct rrt_net_config {
   enum rrt_net_mode mode;
-  unsigned mtu;        /* default 65520 */
+  unsigned mtu; /* default 65520 */
   bool ipv6;
-  bool host_loopback;  /* default false */
-  char cidr[32];       /* default "10.0.2.0/24": container .100, gateway .2, dns .3 */
+  bool host_loopback;   /* default false */
+  char cidr[32];        /* default "10.0.2.0/24": container .100, gateway .2, dns .3 */
   bool ports_via_slirp; /* force the slirp path for published ports */
   struct rrt_port *ports;
   size_t n_ports;
@@ -38,8 +38,8 @@ int rrt_net_publish_parse(const char *s, struct rrt_port *out, struct rrt_error 
  * rootlessrt.ports-via) first, then the command-line values (cli_* may be
  * NULL / 0) override them. */
 int rrt_net_config_build(const struct rrt_spec *spec, const char *cli_network,
-                         char *const *cli_publish, size_t n_cli_publish,
-                         struct rrt_net_config *cfg, struct rrt_error *err);
+                         char *const *cli_publish, size_t n_cli_publish, struct rrt_net_config *cfg,
+                         struct rrt_error *err);
 void rrt_net_config_free(struct rrt_net_config *cfg);
 
 /* Inside the container's own netns (called by init): lo up. */

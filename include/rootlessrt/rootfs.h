@@ -12,10 +12,10 @@
  * as the data string ("size=65536k,mode=755"). */
 struct rrt_mount_opts {
   unsigned long flags;
-  unsigned long clear_flags;   /* "rw", "suid", ... cleared from a bind remount */
-  unsigned long propagation;   /* MS_SHARED|MS_SLAVE|MS_PRIVATE|MS_UNBINDABLE (|MS_REC) */
+  unsigned long clear_flags; /* "rw", "suid", ... cleared from a bind remount */
+  unsigned long propagation; /* MS_SHARED|MS_SLAVE|MS_PRIVATE|MS_UNBINDABLE (|MS_REC) */
   bool bind, rbind;
-  char *data;                  /* malloc'd or NULL */
+  char *data; /* malloc'd or NULL */
 };
 
 int rrt_mount_opts_parse(const struct rrt_strv *options, struct rrt_mount_opts *out,
@@ -24,14 +24,15 @@ void rrt_mount_opts_free(struct rrt_mount_opts *o);
 
 struct rrt_rootfs_ctx {
   const struct rrt_spec *spec;
-  const char *rootfs;   /* absolute path of the container root (bundle-resolved) */
-  bool userns;          /* we run in a non-initial user namespace: rootless fallbacks */
-  bool new_netns;       /* sysfs can be mounted only with an owned netns */
+  const char *rootfs; /* absolute path of the container root (bundle-resolved) */
+  bool userns;        /* we run in a non-initial user namespace: rootless fallbacks */
+  bool new_netns;     /* sysfs can be mounted only with an owned netns */
   bool new_pidns;
   bool new_ipcns;
   bool new_cgroupns;
   int console_slave_fd; /* >= 0: bind to /dev/console */
-  const char *resolv_conf; /* non-NULL: bind it onto /etc/resolv.conf unless a config mount covers it */
+  const char
+      *resolv_conf; /* non-NULL: bind it onto /etc/resolv.conf unless a config mount covers it */
 };
 
 /*

@@ -102,7 +102,7 @@ struct rrt_process {
   struct rrt_strv args; /* required, n >= 1 */
   char *command_line;   /* Windows only; kept for completeness */
   struct rrt_strv env;
-  char *cwd; /* required, absolute */
+  char *cwd;                     /* required, absolute */
   struct rrt_caps *capabilities; /* NULL when absent */
   struct rrt_rlimit *rlimits;
   size_t n_rlimits;
@@ -184,7 +184,7 @@ struct rrt_linux {
   size_t n_devices;
   struct rrt_kv *sysctl;
   size_t n_sysctl;
-  char *resources_json; /* linux.resources re-serialised, NULL when absent */
+  char *resources_json;     /* linux.resources re-serialised, NULL when absent */
   bool has_resource_limits; /* resources asks for a limit a cgroup must enforce */
   char *cgroups_path;
   struct rrt_strv masked_paths;

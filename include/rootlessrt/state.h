@@ -9,16 +9,16 @@
 
 struct rrt_state {
   char *id;
-  char *bundle;         /* absolute */
-  char *rootfs;         /* absolute */
-  pid_t pid;            /* init, in the runtime's pid namespace; 0 before it exists */
+  char *bundle;                 /* absolute */
+  char *rootfs;                 /* absolute */
+  pid_t pid;                    /* init, in the runtime's pid namespace; 0 before it exists */
   unsigned long long pid_start; /* /proc/PID/stat starttime: guards against pid reuse */
-  bool started;         /* start confirmed the user program's execve */
-  char *created;        /* RFC 3339 UTC */
+  bool started;                 /* start confirmed the user program's execve */
+  char *created;                /* RFC 3339 UTC */
   uid_t owner;
-  pid_t net_helper;     /* 0 when none */
+  pid_t net_helper; /* 0 when none */
   unsigned long long net_helper_start;
-  char *cgroup;         /* absolute cgroup2 directory owned by the container, or NULL */
+  char *cgroup;           /* absolute cgroup2 directory owned by the container, or NULL */
   char *annotations_json; /* object, or NULL */
 };
 

@@ -9,14 +9,14 @@
 
 /* Every step is request/ack; the comment says who sends it. */
 enum rrt_sync_type {
-  RRT_SYNC_MAPPED = 1,  /* runtime -> child: id maps written (or none needed) */
-  RRT_SYNC_INIT_PID,    /* child -> runtime: value = init's pid in the runtime's pid ns */
-  RRT_SYNC_CONTINUE,    /* runtime -> init: go on */
-  RRT_SYNC_NS_READY,    /* init -> runtime: namespaces and mounts exist, before pivot_root */
-  RRT_SYNC_HOOKS_DONE,  /* runtime -> init: prestart/createRuntime ran; payload = state JSON */
-  RRT_SYNC_CREATED,     /* init -> runtime: pivoted, waiting for start */
-  RRT_SYNC_START,       /* start -> init (over the start socket): run the user process */
-  RRT_SYNC_ERROR,       /* either way: value = errno, payload = message */
+  RRT_SYNC_MAPPED = 1, /* runtime -> child: id maps written (or none needed) */
+  RRT_SYNC_INIT_PID,   /* child -> runtime: value = init's pid in the runtime's pid ns */
+  RRT_SYNC_CONTINUE,   /* runtime -> init: go on */
+  RRT_SYNC_NS_READY,   /* init -> runtime: namespaces and mounts exist, before pivot_root */
+  RRT_SYNC_HOOKS_DONE, /* runtime -> init: prestart/createRuntime ran; payload = state JSON */
+  RRT_SYNC_CREATED,    /* init -> runtime: pivoted, waiting for start */
+  RRT_SYNC_START,      /* start -> init (over the start socket): run the user process */
+  RRT_SYNC_ERROR,      /* either way: value = errno, payload = message */
 };
 
 #define RRT_SYNC_MAX_PAYLOAD (256 * 1024)
@@ -24,16 +24,19 @@ enum rrt_sync_type {
 struct rrt_sync_msg {
   uint32_t type;
   int64_t value;
-  size_t len;    /* payload bytes (NUL-terminated in data) */
-  char *data;    /* malloc'd by rrt_sync_recv, or NULL */
+  size_t len; /* payload bytes (NUL-terminated in data) */
+  char *data; /* malloc'd by rrt_sync_recv, or NULL */
 };
 
 int rrt_sync_send(int fd, enum rrt_sync_type type, int64_t value, const char *payload,
                   struct rrt_error *err);
 /* Sends err's errno and message; never fails loudly (best effort). */
 void rrt_sync_send_error(int fd, const struct rrt_error *e);
+#define RRT_SYNC_EOF (-2)
+
 /* Receives one message. An RRT_SYNC_ERROR becomes *err (returns -1); a closed
- * peer is an error "peer closed the sync socket" with errnum 0 (returns -1). */
+ * peer fills *err too but returns RRT_SYNC_EOF: for `start`, that EOF is the
+ * news that execve succeeded (the socket was close-on-exec). */
 int rrt_sync_recv(int fd, struct rrt_sync_msg *msg, struct rrt_error *err);
 /* Receives and checks the type; value/payload are optional outputs. */
 int rrt_sync_expect(int fd, enum rrt_sync_type type, int64_t *value, char **payload,

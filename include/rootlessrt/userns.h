@@ -34,8 +34,8 @@ enum rrt_map_method {
 };
 
 struct rrt_userns_plan {
-  bool create;       /* clone a new user namespace */
-  const char *join;  /* or join this path (spec-owned) */
+  bool create;      /* clone a new user namespace */
+  const char *join; /* or join this path (spec-owned) */
   enum rrt_map_method method;
   struct rrt_id_mappings uid_map; /* owned by the plan */
   struct rrt_id_mappings gid_map;

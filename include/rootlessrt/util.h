@@ -58,8 +58,7 @@ size_t rrt_strv_len(char *const *v);
 
 /* Whole-file helpers; they retry EINTR, open with O_CLOEXEC. */
 int rrt_read_file(const char *path, char **out, size_t *len, struct rrt_error *err);
-int rrt_read_file_at(int dirfd, const char *path, char **out, size_t *len,
-                     struct rrt_error *err);
+int rrt_read_file_at(int dirfd, const char *path, char **out, size_t *len, struct rrt_error *err);
 int rrt_read_fd(int fd, char **out, size_t *len, struct rrt_error *err);
 int rrt_write_file(const char *path, const void *data, size_t len, int flags, mode_t mode,
                    struct rrt_error *err);

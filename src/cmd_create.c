@@ -1,0 +1,127 @@
+/* cmd_create.c: `create` and `run`: parse flags, call the lifecycle. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rootlessrt/cmd.h"
+#include "rootlessrt/util.h"
+
+enum {
+  OPT_PID_FILE = 256,
+  OPT_CONSOLE_SOCKET,
+  OPT_PRESERVE_FDS,
+  OPT_NO_PIVOT,
+  OPT_NO_NEW_KEYRING,
+  OPT_NETWORK,
+  OPT_HELP,
+  OPT_IGNORED_ARG,
+  OPT_IGNORED_FLAG,
+};
+
+static const struct option create_options[] = {
+    {"bundle", required_argument, NULL, 'b'},
+    {"pid-file", required_argument, NULL, OPT_PID_FILE},
+    {"console-socket", required_argument, NULL, OPT_CONSOLE_SOCKET},
+    {"preserve-fds", required_argument, NULL, OPT_PRESERVE_FDS},
+    {"no-pivot", no_argument, NULL, OPT_NO_PIVOT},
+    {"no-new-keyring", no_argument, NULL, OPT_NO_NEW_KEYRING},
+    {"detach", no_argument, NULL, 'd'},
+    {"network", required_argument, NULL, OPT_NETWORK},
+    {"publish", required_argument, NULL, 'p'},
+    {"help", no_argument, NULL, 'h'},
+    /* runc flags engines may pass that have no meaning here. */
+    {"no-subreaper", no_argument, NULL, OPT_IGNORED_FLAG},
+    {"keep", no_argument, NULL, OPT_IGNORED_FLAG},
+    {"criu", required_argument, NULL, OPT_IGNORED_ARG},
+    {NULL, 0, NULL, 0},
+};
+
+static int parse(int argc, char **argv, bool run, struct rrt_create_opts *o, bool *help,
+                 struct rrt_error *err)
+{
+  const char *verb = argv[0];
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, run ? "+:b:dp:h" : "+:b:p:h", create_options, NULL)) != -1) {
+    switch (c) {
+    case 'b':
+      o->bundle = optarg;
+      break;
+    case OPT_PID_FILE:
+      o->pid_file = optarg;
+      break;
+    case OPT_CONSOLE_SOCKET:
+      o->console_socket = optarg;
+      break;
+    case OPT_PRESERVE_FDS: {
+      unsigned long long n;
+      if (rrt_parse_u64(optarg, &n) < 0 || n > 4096)
+        return rrt_error_msgf(err, EINVAL, "%s --preserve-fds: \"%s\" is not a number of fds", verb,
+                              optarg);
+      o->preserve_fds = (int)n;
+      break;
+    }
+    case OPT_NO_PIVOT:
+      o->no_pivot = true;
+      break;
+    case OPT_NO_NEW_KEYRING:
+      o->no_new_keyring = true;
+      break;
+    case 'd':
+      if (!run)
+        return rrt_error_msgf(err, EINVAL, "create: --detach is a flag of run");
+      o->detach = true;
+      break;
+    case OPT_NETWORK:
+      o->network = optarg;
+      break;
+    case 'p':
+      o->publish = xrealloc(o->publish, (o->n_publish + 1) * sizeof(char *));
+      o->publish[o->n_publish++] = optarg;
+      break;
+    case 'h':
+      *help = true;
+      return 0;
+    case OPT_IGNORED_ARG:
+    case OPT_IGNORED_FLAG:
+      break;
+    case ':':
+      return rrt_error_msgf(err, EINVAL, "%s: %s needs a value", verb, argv[optind - 1]);
+    default:
+      return rrt_error_msgf(err, EINVAL, "%s: unknown flag %s (see `rootlessrt help %s`)", verb,
+                            argv[optind - 1], verb);
+    }
+  }
+  return rrt_cmd_one_id(argc, argv, optind, &o->id, err);
+}
+
+int rrt_cmd_create(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err)
+{
+  struct rrt_create_opts o = {0};
+  bool help = false;
+  int ret = parse(argc, argv, false, &o, &help, err);
+  if (ret == 0 && help)
+    rrt_cmd_usage("create");
+  else if (ret == 0)
+    ret = rrt_container_create(g, &o, err);
+  free(o.publish);
+  return ret;
+}
+
+int rrt_cmd_run(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err)
+{
+  struct rrt_create_opts o = {0};
+  bool help = false;
+  int status = 0;
+  int ret = parse(argc, argv, true, &o, &help, err);
+  if (ret == 0 && help) {
+    rrt_cmd_usage("run");
+  } else if (ret == 0) {
+    o.foreground = !o.detach;
+    ret = rrt_container_run(g, &o, &status, err);
+  }
+  free(o.publish);
+  return ret < 0 ? -1 : status;
+}

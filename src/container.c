@@ -1,0 +1,743 @@
+/* container.c: create/start/run/kill/delete orchestration, nothing else. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rootlessrt/container.h"
+#include "rootlessrt/hooks.h"
+#include "rootlessrt/init.h"
+#include "rootlessrt/log.h"
+#include "rootlessrt/net.h"
+#include "rootlessrt/state.h"
+#include "rootlessrt/sync.h"
+#include "rootlessrt/userns.h"
+#include "rootlessrt/util.h"
+
+static char *now_rfc3339(void)
+{
+  struct timespec ts;
+  struct tm tm;
+  char buf[64];
+  clock_gettime(CLOCK_REALTIME, &ts);
+  gmtime_r(&ts.tv_sec, &tm);
+  size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(buf + n, sizeof(buf) - n, ".%09ldZ", ts.tv_nsec);
+  return xstrdup(buf);
+}
+
+static char *annotations_json(const struct rrt_spec *spec)
+{
+  if (spec->n_annotations == 0)
+    return NULL;
+  json_object *o = json_object_new_object();
+  for (size_t i = 0; i < spec->n_annotations; i++)
+    json_object_object_add(o, spec->annotations[i].key,
+                           json_object_new_string(spec->annotations[i].value));
+  char *r = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+  json_object_put(o);
+  return r;
+}
+
+/* An absolute path from a possibly relative one, against the current cwd. */
+static char *absolute(const char *path)
+{
+  if (path[0] == '/')
+    return xstrdup(path);
+  char cwd[PATH_MAX];
+  if (!getcwd(cwd, sizeof(cwd)))
+    return xstrdup(path);
+  return xasprintf("%s/%s", cwd, path);
+}
+
+static int write_pid_file(const char *path, pid_t pid, struct rrt_error *err)
+{
+  cleanup_free char *tmp = xasprintf("%s.rrt-tmp", path);
+  cleanup_free char *txt = xasprintf("%d", pid);
+  if (rrt_write_file(tmp, txt, strlen(txt), O_CREAT | O_TRUNC, 0644, err) < 0)
+    return rrt_error_wrap(err, "--pid-file");
+  if (rename(tmp, path) < 0) {
+    unlink(tmp);
+    return rrt_error_errno(err, "--pid-file: rename to %s", path);
+  }
+  return 0;
+}
+
+/* The start socket lives in the state directory; a /proc/self/fd path keeps
+ * sun_path short whatever the length of the root and the id. */
+static int start_socket_addr(int dirfd, struct sockaddr_un *sa)
+{
+  memset(sa, 0, sizeof(*sa));
+  sa->sun_family = AF_UNIX;
+  return snprintf(sa->sun_path, sizeof(sa->sun_path), "/proc/self/fd/%d/start.sock", dirfd) <
+                 (int)sizeof(sa->sun_path)
+             ? 0
+             : -1;
+}
+
+static bool kill_and_wait(pid_t pid, unsigned long long start, int timeout_ms)
+{
+  if (!rrt_proc_same(pid, start))
+    return true;
+  kill(pid, SIGKILL);
+  for (int waited = 0; waited < timeout_ms; waited += 5) {
+    /* Our own child (run, failed create) must be reaped to disappear. */
+    while (waitpid(pid, NULL, WNOHANG) < 0 && errno == EINTR)
+      ;
+    if (!rrt_proc_same(pid, start))
+      return true;
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  return !rrt_proc_same(pid, start);
+}
+
+struct create_ctx {
+  const struct rrt_global *g;
+  const struct rrt_create_opts *o;
+  struct rrt_spec *spec;
+  char *config_text;
+  char *bundle;
+  char *rootfs;
+  char *root;
+  char *pid_file;
+  int dirfd;
+  int listen_fd;
+  int console_fd;
+  struct rrt_userns_plan plan;
+  struct rrt_net_config net;
+  struct rrt_init_args init;
+  struct rrt_state st;
+  bool dir_created;
+};
+
+static void create_ctx_free(struct create_ctx *c)
+{
+  rrt_spec_free(c->spec);
+  free(c->config_text);
+  free(c->bundle);
+  free(c->rootfs);
+  free(c->root);
+  free(c->pid_file);
+  if (c->dirfd >= 0)
+    close(c->dirfd);
+  if (c->listen_fd >= 0)
+    close(c->listen_fd);
+  if (c->console_fd >= 0)
+    close(c->console_fd);
+  rrt_userns_plan_free(&c->plan);
+  rrt_net_config_free(&c->net);
+  rrt_state_free(&c->st);
+}
+
+static int load_bundle(struct create_ctx *c, struct rrt_error *err)
+{
+  c->bundle = absolute(c->o->bundle ? c->o->bundle : ".");
+  char real[PATH_MAX];
+  if (!realpath(c->bundle, real))
+    return rrt_error_errno(err, "bundle %s", c->bundle);
+  free(c->bundle);
+  c->bundle = xstrdup(real);
+  cleanup_free char *cfg = xasprintf("%s/config.json", c->bundle);
+  size_t len = 0;
+  if (rrt_read_file(cfg, &c->config_text, &len, err) < 0)
+    return -1;
+  if (rrt_spec_parse(c->config_text, len, &c->spec, err) < 0)
+    return rrt_error_wrap(err, "%s", cfg);
+  if (!c->spec->process)
+    return rrt_error_msgf(err, EINVAL, "%s: process: required to create a container", cfg);
+  cleanup_free char *rootfs = c->spec->root_path[0] == '/'
+                                  ? xstrdup(c->spec->root_path)
+                                  : xasprintf("%s/%s", c->bundle, c->spec->root_path);
+  if (!realpath(rootfs, real))
+    return rrt_error_errno(err, "root.path %s", rootfs);
+  c->rootfs = xstrdup(real);
+  return 0;
+}
+
+/* Which namespaces the child creates, and which it joins, from the config
+ * and the network mode. */
+static int plan_namespaces(struct create_ctx *c, struct rrt_error *err)
+{
+  const struct rrt_spec *spec = c->spec;
+  struct rrt_init_args *ia = &c->init;
+  for (size_t i = 0; i < spec->lnx.n_namespaces; i++) {
+    const struct rrt_namespace *ns = &spec->lnx.namespaces[i];
+    if (ns->type == CLONE_NEWUSER)
+      continue;
+    if (ns->type == CLONE_NEWNET && c->net.mode == RRT_NET_HOST)
+      continue;
+    if (ns->path) {
+      if (ia->n_join >= RRT_MAX_JOIN)
+        return rrt_error_msgf(err, EINVAL, "linux.namespaces: too many");
+      ia->join_types[ia->n_join] = ns->type;
+      ia->join_paths[ia->n_join] = ns->path;
+      ia->n_join++;
+    } else {
+      ia->ns_flags |= ns->type;
+    }
+  }
+  if (c->net.mode == RRT_NET_SLIRP && !(ia->ns_flags & CLONE_NEWNET)) {
+    for (size_t i = 0; i < ia->n_join; i++)
+      if (ia->join_types[i] == CLONE_NEWNET)
+        return rrt_error_msgf(err, EINVAL,
+                              "--network slirp: the config joins an existing network namespace");
+    ia->ns_flags |= CLONE_NEWNET;
+  }
+  return 0;
+}
+
+static int open_console_socket(struct create_ctx *c, struct rrt_error *err)
+{
+  c->console_fd = -1;
+  if (!c->spec->process->terminal)
+    return 0;
+  if (!c->o->console_socket) {
+    if (c->o->foreground)
+      return 0; /* run: the terminal is ours (terminal.c) */
+    return rrt_error_msgf(err, EINVAL,
+                          "process.terminal is true: --console-socket is required with create");
+  }
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return rrt_error_errno(err, "--console-socket: socket");
+  c->console_fd = fd;
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  if (strlen(c->o->console_socket) >= sizeof(sa.sun_path))
+    return rrt_error_set(err, ENAMETOOLONG, "--console-socket %s", c->o->console_socket);
+  strcpy(sa.sun_path, c->o->console_socket);
+  if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+    return rrt_error_errno(err, "--console-socket %s: connect", c->o->console_socket);
+  return 0;
+}
+
+static int prepare_state(struct create_ctx *c, struct rrt_error *err)
+{
+  if (rrt_state_root(c->g->root, true, &c->root, err) < 0)
+    return -1;
+  if (rrt_state_create_dir(c->root, c->o->id, &c->dirfd, err) < 0)
+    return -1;
+  c->dir_created = true;
+  /* A private copy: delete runs the poststop hooks of the config as created. */
+  if (c->config_text) {
+    cleanup_close int fd =
+        openat(c->dirfd, "config.json", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 || rrt_write_all(fd, c->config_text, strlen(c->config_text)) < 0)
+      return rrt_error_errno(err, "save config.json");
+  }
+  c->st.id = xstrdup(c->o->id);
+  c->st.bundle = xstrdup(c->bundle);
+  c->st.rootfs = xstrdup(c->rootfs);
+  c->st.created = now_rfc3339();
+  c->st.owner = geteuid();
+  c->st.annotations_json = annotations_json(c->spec);
+
+  c->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (c->listen_fd < 0)
+    return rrt_error_errno(err, "start socket");
+  struct sockaddr_un sa;
+  if (start_socket_addr(c->dirfd, &sa) < 0)
+    return rrt_error_set(err, ENAMETOOLONG, "start socket path");
+  if (bind(c->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(c->listen_fd, 4) < 0)
+    return rrt_error_errno(err, "start socket");
+  if (c->spec->process->terminal && c->o->foreground && !c->o->console_socket)
+    c->init.own_terminal = true;
+  return 0;
+}
+
+static bool caller_privileged(void)
+{
+  if (rrt_host_privileged())
+    return true;
+  /* uid 0 in a non-initial user namespace (rootless podman calls us so):
+   * honour the config as written. */
+  return geteuid() == 0;
+}
+
+static int setup_userns_plan(struct create_ctx *c, struct rrt_error *err)
+{
+  struct passwd *pw = getpwuid(getuid());
+  if (rrt_userns_plan(c->spec, getuid(), getgid(), pw ? pw->pw_name : NULL, caller_privileged(),
+                      "/etc/subuid", "/etc/subgid", &c->plan, err) < 0)
+    return rrt_error_wrap(err, "user namespace");
+  return 0;
+}
+
+static int run_hooks(struct create_ctx *c, enum rrt_hook_kind kind, const char *status,
+                     struct rrt_error *err)
+{
+  if (c->spec->hooks[kind].n == 0)
+    return 0;
+  cleanup_free char *json = rrt_state_oci_json(&c->st, status, false);
+  return rrt_hooks_run(c->spec, kind, json, err);
+}
+
+/* Waits for the intermediate child when init is a grandchild. */
+static void reap_quietly(pid_t pid)
+{
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+}
+
+static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *err)
+{
+  if (load_bundle(c, err) < 0)
+    return -1;
+  if (rrt_net_config_build(c->spec, c->o->network, c->o->publish, c->o->n_publish, &c->net, err) <
+      0)
+    return -1;
+  if (plan_namespaces(c, err) < 0)
+    return -1;
+  if (setup_userns_plan(c, err) < 0)
+    return -1;
+  if (c->g->systemd_cgroup)
+    return rrt_error_msgf(err, ENOTSUP,
+                          "--systemd-cgroup: the systemd cgroup manager is not supported by "
+                          "rootlessrt; use --cgroup-manager=cgroupfs or disabled");
+  if (c->spec->lnx.has_resource_limits)
+    rrt_warn("linux.resources: limits are not applied: no delegated cgroup v2 controllers are "
+             "available to this user");
+  if (c->o->pid_file)
+    c->pid_file = absolute(c->o->pid_file);
+  if (open_console_socket(c, err) < 0)
+    return -1;
+  if (prepare_state(c, err) < 0)
+    return -1;
+  if (chdir(c->bundle) < 0)
+    return rrt_error_errno(err, "chdir %s", c->bundle);
+
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return rrt_error_errno(err, "socketpair");
+  cleanup_close int parent_fd = sv[0];
+  cleanup_close int child_fd = sv[1];
+
+  struct rrt_init_args *ia = &c->init;
+  ia->spec = c->spec;
+  ia->plan = &c->plan;
+  ia->rootfs = c->rootfs;
+  ia->state_dirfd = c->dirfd;
+  ia->sync_fd = child_fd;
+  ia->listen_fd = c->listen_fd;
+  ia->console_fd = c->console_fd;
+  ia->no_pivot = c->o->no_pivot;
+  ia->no_new_keyring = c->o->no_new_keyring;
+  ia->preserve_fds = c->o->preserve_fds;
+  ia->net_mode = c->net.mode;
+  cleanup_free char *resolv = NULL;
+  if (c->net.mode == RRT_NET_SLIRP) {
+    cleanup_free char *text = rrt_net_resolv_conf(&c->net);
+    cleanup_close int fd =
+        openat(c->dirfd, "resolv.conf", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || rrt_write_all(fd, text, strlen(text)) < 0)
+      return rrt_error_errno(err, "write resolv.conf");
+    resolv = xasprintf("%s/%s/resolv.conf", c->root, c->o->id);
+    ia->resolv_conf = resolv;
+  }
+  ia->seccomp_cache = NULL;
+
+  if (c->o->foreground && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+    return rrt_error_errno(err, "prctl(PR_SET_CHILD_SUBREAPER)");
+
+  /* The user namespace first, alone: every namespace the child creates
+   * afterwards is owned by it, so its owner (this user) can enter them. */
+  int flags = SIGCHLD | (c->plan.create ? CLONE_NEWUSER : 0);
+  cleanup_pid pid_t child = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
+  if (child < 0)
+    return rrt_error_errno(err, "clone(%s)", c->plan.create ? "CLONE_NEWUSER" : "");
+  if (child == 0) {
+    close(parent_fd);
+    parent_fd = -1;
+    rrt_init_main(ia); /* never returns */
+  }
+  close(child_fd);
+  child_fd = -1;
+
+  if (c->plan.create && rrt_userns_write_maps(child, &c->plan, err) < 0)
+    return rrt_error_wrap(err, "user namespace");
+  if (rrt_sync_send(parent_fd, RRT_SYNC_MAPPED, 0, NULL, err) < 0)
+    return -1;
+  int64_t v = 0;
+  if (rrt_sync_expect(parent_fd, RRT_SYNC_INIT_PID, &v, NULL, err) < 0)
+    return -1;
+  cleanup_pid pid_t init_guard = -1;
+  pid_t init = (pid_t)v;
+  if (init != child) {
+    /* The intermediate exits once init exists; init is ours to kill. */
+    reap_quietly(steal_pid(&child));
+    init_guard = init;
+  }
+  c->st.pid = init;
+  c->st.pid_start = rrt_proc_start_time(init);
+  if (rrt_sync_send(parent_fd, RRT_SYNC_CONTINUE, 0, NULL, err) < 0)
+    return -1;
+  if (rrt_sync_expect(parent_fd, RRT_SYNC_NS_READY, NULL, NULL, err) < 0)
+    return -1;
+
+  if (c->net.mode == RRT_NET_SLIRP) {
+    pid_t helper = 0;
+    if (rrt_net_start(init, &c->net, &helper, err) < 0)
+      return rrt_error_wrap(err, "network");
+    c->st.net_helper = helper;
+    c->st.net_helper_start = rrt_proc_start_time(helper);
+  }
+  if (rrt_state_write(c->dirfd, &c->st, err) < 0)
+    return -1;
+  if (run_hooks(c, RRT_HOOK_PRESTART, "created", err) < 0 ||
+      run_hooks(c, RRT_HOOK_CREATE_RUNTIME, "created", err) < 0)
+    return -1;
+  cleanup_free char *state_json = rrt_state_oci_json(&c->st, "created", false);
+  if (rrt_sync_send(parent_fd, RRT_SYNC_HOOKS_DONE, 0, state_json, err) < 0)
+    return -1;
+  if (rrt_sync_expect(parent_fd, RRT_SYNC_CREATED, NULL, NULL, err) < 0)
+    return -1;
+  if (c->pid_file && write_pid_file(c->pid_file, init, err) < 0)
+    return -1;
+  /* Success: init stays blocked until start; the guards disarm. */
+  steal_pid(&init_guard);
+  steal_pid(&child);
+  *init_out = init;
+  return 0;
+}
+
+/* Undoes a failed create: kills what it started, runs poststop when the
+ * environment had been created, removes the state directory. */
+static void destroy_failed(struct create_ctx *c)
+{
+  struct rrt_error ignored = RRT_ERROR_INIT;
+  if (c->st.pid > 0)
+    kill_and_wait(c->st.pid, c->st.pid_start, 2000);
+  if (c->st.net_helper > 0)
+    kill_and_wait(c->st.net_helper, c->st.net_helper_start, 2000);
+  if (c->st.pid > 0 && c->spec && c->spec->hooks[RRT_HOOK_POSTSTOP].n > 0) {
+    cleanup_free char *json = rrt_state_oci_json(&c->st, "stopped", false);
+    rrt_hooks_run(c->spec, RRT_HOOK_POSTSTOP, json, &ignored);
+  }
+  if (c->dir_created)
+    rrt_state_remove(c->root, c->o->id, &ignored);
+  if (c->pid_file)
+    unlink(c->pid_file);
+  rrt_error_clear(&ignored);
+}
+
+int rrt_container_create(const struct rrt_global *g, const struct rrt_create_opts *o,
+                         struct rrt_error *err)
+{
+  struct create_ctx c = {.g = g, .o = o, .dirfd = -1, .listen_fd = -1, .console_fd = -1};
+  pid_t init = 0;
+  if (rrt_state_validate_id(o->id, err) < 0)
+    return -1;
+  int ret = do_create(&c, &init, err);
+  if (ret < 0)
+    destroy_failed(&c);
+  create_ctx_free(&c);
+  return ret;
+}
+
+/* Connects to init's start socket, asks it to exec, and waits for the verdict:
+ * EOF (the close-on-exec socket closed by a successful execve) or an error. */
+static int release_init(int dirfd, const char *id, struct rrt_error *err)
+{
+  struct sockaddr_un sa;
+  if (start_socket_addr(dirfd, &sa) < 0)
+    return rrt_error_set(err, ENAMETOOLONG, "start socket path");
+  cleanup_close int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return rrt_error_errno(err, "socket");
+  if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+    return rrt_error_errno(err, "container \"%s\": init is not waiting for start", id);
+  if (rrt_sync_send(fd, RRT_SYNC_START, 0, NULL, err) < 0)
+    return -1;
+  struct rrt_sync_msg m;
+  int r = rrt_sync_recv(fd, &m, err);
+  if (r == RRT_SYNC_EOF) {
+    rrt_error_clear(err);
+    return 0;
+  }
+  if (r < 0)
+    return -1;
+  rrt_sync_msg_free(&m);
+  return rrt_error_msgf(err, EPROTO, "start: unexpected message from init");
+}
+
+struct loaded {
+  char *root;
+  int dirfd;
+  struct rrt_state st;
+  struct rrt_spec *spec;
+};
+
+static void loaded_free(struct loaded *l)
+{
+  free(l->root);
+  if (l->dirfd >= 0)
+    close(l->dirfd);
+  rrt_state_free(&l->st);
+  rrt_spec_free(l->spec);
+}
+
+static int load_container(const struct rrt_global *g, const char *id, bool exclusive,
+                          bool want_spec, struct loaded *l, struct rrt_error *err)
+{
+  memset(l, 0, sizeof(*l));
+  l->dirfd = -1;
+  if (rrt_state_root(g->root, false, &l->root, err) < 0)
+    return -1;
+  if (rrt_state_open(l->root, id, exclusive, &l->dirfd, err) < 0)
+    return -1;
+  if (rrt_state_read(l->dirfd, &l->st, err) < 0)
+    return rrt_error_wrap(err, "container \"%s\"", id);
+  if (want_spec) {
+    cleanup_free char *text = NULL;
+    size_t len = 0;
+    if (rrt_read_file_at(l->dirfd, "config.json", &text, &len, err) < 0 ||
+        rrt_spec_parse(text, len, &l->spec, err) < 0)
+      return rrt_error_wrap(err, "container \"%s\"", id);
+  }
+  return 0;
+}
+
+static int run_state_hooks(struct loaded *l, enum rrt_hook_kind kind, const char *status,
+                           struct rrt_error *err)
+{
+  if (!l->spec || l->spec->hooks[kind].n == 0)
+    return 0;
+  cleanup_free char *json = rrt_state_oci_json(&l->st, status, false);
+  return rrt_hooks_run(l->spec, kind, json, err);
+}
+
+/* Stops everything of a container and removes its state; poststop last. */
+static int destroy_loaded(struct loaded *l, struct rrt_error *err)
+{
+  if (l->st.pid > 0 && !kill_and_wait(l->st.pid, l->st.pid_start, 5000))
+    return rrt_error_msgf(err, EBUSY, "container \"%s\": init (pid %d) did not die", l->st.id,
+                          l->st.pid);
+  if (l->st.net_helper > 0)
+    kill_and_wait(l->st.net_helper, l->st.net_helper_start, 2000);
+  if (rrt_state_remove(l->root, l->st.id, err) < 0)
+    return -1;
+  struct rrt_error ignored = RRT_ERROR_INIT;
+  run_state_hooks(l, RRT_HOOK_POSTSTOP, "stopped", &ignored);
+  rrt_error_clear(&ignored);
+  return 0;
+}
+
+int rrt_container_start(const struct rrt_global *g, const char *id, struct rrt_error *err)
+{
+  struct loaded l;
+  int ret = -1;
+  if (load_container(g, id, true, true, &l, err) < 0)
+    goto out;
+  const char *status = rrt_state_status(&l.st);
+  if (strcmp(status, "created") != 0) {
+    rrt_error_msgf(err, EINVAL, "container \"%s\" is %s, not created: cannot start it", id, status);
+    goto out;
+  }
+  if (release_init(l.dirfd, id, err) < 0) {
+    struct rrt_error ignored = RRT_ERROR_INIT;
+    destroy_loaded(&l, &ignored);
+    rrt_error_clear(&ignored);
+    goto out;
+  }
+  l.st.started = true;
+  if (rrt_state_write(l.dirfd, &l.st, err) < 0)
+    goto out;
+  if (run_state_hooks(&l, RRT_HOOK_POSTSTART, "running", err) < 0) {
+    /* runtime-spec 1.3.0: a failing poststart hook stops the container. */
+    struct rrt_error ignored = RRT_ERROR_INIT;
+    destroy_loaded(&l, &ignored);
+    rrt_error_clear(&ignored);
+    goto out;
+  }
+  ret = 0;
+out:
+  loaded_free(&l);
+  return ret;
+}
+
+static pid_t fg_init = -1;
+
+static void forward_signal(int sig)
+{
+  if (fg_init > 0)
+    kill(fg_init, sig);
+}
+
+static int wait_init(pid_t init, int *status)
+{
+  for (;;) {
+    int ws;
+    pid_t p = waitpid(-1, &ws, 0);
+    if (p < 0) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    if (p != init)
+      continue; /* an orphan reparented to us: reaped, nothing more */
+    if (WIFEXITED(ws))
+      *status = WEXITSTATUS(ws);
+    else if (WIFSIGNALED(ws))
+      *status = 128 + WTERMSIG(ws);
+    else
+      continue;
+    return 0;
+  }
+}
+
+int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *o, int *status,
+                      struct rrt_error *err)
+{
+  if (rrt_container_create(g, o, err) < 0)
+    return -1;
+  struct loaded l;
+  if (load_container(g, o->id, false, false, &l, err) < 0) {
+    loaded_free(&l);
+    return -1;
+  }
+  pid_t init = l.st.pid;
+  loaded_free(&l);
+  if (!o->detach) {
+    fg_init = init;
+    struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+      sigaction(sigs[i], &sa, NULL);
+  }
+  if (rrt_container_start(g, o->id, err) < 0) {
+    struct rrt_error ignored = RRT_ERROR_INIT;
+    rrt_container_delete(g, o->id, true, &ignored);
+    rrt_error_clear(&ignored);
+    if (!o->detach)
+      reap_quietly(init);
+    return -1;
+  }
+  *status = 0;
+  if (o->detach)
+    return 0;
+  if (wait_init(init, status) < 0)
+    return rrt_error_errno(err, "wait for the container");
+  fg_init = -1;
+  return rrt_container_delete(g, o->id, true, err);
+}
+
+int rrt_container_pids(pid_t init, pid_t **pids, size_t *n, struct rrt_error *err)
+{
+  char path[64];
+  struct stat ref;
+  snprintf(path, sizeof(path), "/proc/%d/ns/pid", init);
+  if (stat(path, &ref) < 0)
+    return rrt_error_errno(err, "%s", path);
+  size_t cap = 16, count = 0;
+  pid_t *v = xmalloc(cap * sizeof(*v));
+  v[count++] = init;
+  cleanup_close int procfd = open("/proc", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  DIR *d = procfd >= 0 ? fdopendir(dup(procfd)) : NULL;
+  if (!d) {
+    free(v);
+    return rrt_error_errno(err, "open /proc");
+  }
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    unsigned long long p;
+    if (rrt_parse_u64(de->d_name, &p) < 0 || (pid_t)p == init)
+      continue;
+    struct stat st;
+    snprintf(path, sizeof(path), "/proc/%llu/ns/pid", p);
+    if (stat(path, &st) < 0 || st.st_ino != ref.st_ino || st.st_dev != ref.st_dev)
+      continue;
+    if (count == cap) {
+      cap *= 2;
+      v = xrealloc(v, cap * sizeof(*v));
+    }
+    v[count++] = (pid_t)p;
+  }
+  closedir(d);
+  *pids = v;
+  *n = count;
+  return 0;
+}
+
+int rrt_container_kill(const struct rrt_global *g, const char *id, int sig, bool all,
+                       struct rrt_error *err)
+{
+  struct loaded l;
+  int ret = -1;
+  if (load_container(g, id, false, false, &l, err) < 0)
+    goto out;
+  const char *status = rrt_state_status(&l.st);
+  if (strcmp(status, "stopped") == 0) {
+    rrt_error_msgf(err, ESRCH, "container \"%s\" is not running", id);
+    goto out;
+  }
+  if (all) {
+    pid_t *pids = NULL;
+    size_t n = 0;
+    if (rrt_container_pids(l.st.pid, &pids, &n, err) < 0)
+      goto out;
+    for (size_t i = n; i > 0; i--)
+      kill(pids[i - 1], sig);
+    free(pids);
+  } else if (kill(l.st.pid, sig) < 0) {
+    rrt_error_errno(err, "kill container \"%s\" (pid %d)", id, l.st.pid);
+    goto out;
+  }
+  ret = 0;
+out:
+  loaded_free(&l);
+  return ret;
+}
+
+int rrt_container_delete(const struct rrt_global *g, const char *id, bool force,
+                         struct rrt_error *err)
+{
+  struct loaded l;
+  int ret = -1;
+  if (load_container(g, id, true, true, &l, err) < 0) {
+    /* --force on a container that does not exist is not an error (runc). */
+    if (force && err->errnum == ENOENT && rrt_state_validate_id(id, NULL) == 0) {
+      rrt_error_clear(err);
+      ret = 0;
+    }
+    goto out;
+  }
+  const char *status = rrt_state_status(&l.st);
+  if (strcmp(status, "stopped") != 0 && !force) {
+    rrt_error_msgf(err, EBUSY, "container \"%s\" is %s: stop it first or use delete --force", id,
+                   status);
+    goto out;
+  }
+  ret = destroy_loaded(&l, err);
+out:
+  loaded_free(&l);
+  return ret;
+}
+
+int rrt_container_state(const struct rrt_global *g, const char *id, char **json,
+                        struct rrt_error *err)
+{
+  struct loaded l;
+  int ret = -1;
+  if (load_container(g, id, false, false, &l, err) == 0) {
+    *json = rrt_state_oci_json(&l.st, NULL, true);
+    ret = 0;
+  }
+  loaded_free(&l);
+  return ret;
+}

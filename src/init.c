@@ -1,0 +1,308 @@
+/* init.c: the child after clone: become root in the new user namespace, create
+ * or join the other namespaces, build the rootfs, wait for start, exec. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "rootlessrt/confine.h"
+#include "rootlessrt/container.h"
+#include "rootlessrt/hooks.h"
+#include "rootlessrt/init.h"
+#include "rootlessrt/net.h"
+#include "rootlessrt/rootfs.h"
+#include "rootlessrt/sync.h"
+#include "rootlessrt/util.h"
+
+#include <sys/ioctl.h>
+
+#ifndef NS_GET_NSTYPE
+#define NS_GET_NSTYPE _IO(0xb7, 0x3)
+#endif
+#ifndef KEYCTL_JOIN_SESSION_KEYRING
+#define KEYCTL_JOIN_SESSION_KEYRING 1
+#endif
+
+static int ioctl_nstype(int fd)
+{
+  return ioctl(fd, NS_GET_NSTYPE);
+}
+
+static int become_root(const struct rrt_userns_plan *plan, struct rrt_error *err)
+{
+  if (!plan->create && !plan->join)
+    return 0;
+  /* Root of the new user namespace: full capabilities over every namespace
+   * it will own. */
+  if (setresgid(0, 0, 0) < 0)
+    return rrt_error_errno(err, "setresgid(0) in the user namespace (is gid 0 mapped?)");
+  if (setresuid(0, 0, 0) < 0)
+    return rrt_error_errno(err, "setresuid(0) in the user namespace (is uid 0 mapped?)");
+  return 0;
+}
+
+static int join_namespaces(const struct rrt_init_args *ia, int *fds, struct rrt_error *err)
+{
+  for (size_t i = 0; i < ia->n_join; i++) {
+    if (setns(fds[i], ia->join_types[i]) < 0)
+      return rrt_error_errno(err, "join %s namespace %s",
+                             rrt_namespace_type_name(ia->join_types[i]), ia->join_paths[i]);
+  }
+  return 0;
+}
+
+/* Opens every namespace path up front: after joining a mount namespace the
+ * paths would resolve elsewhere. The type is checked so a wrong path is an
+ * error, not a silent join of something else. */
+static int open_namespaces(const struct rrt_init_args *ia, int *fds, struct rrt_error *err)
+{
+  for (size_t i = 0; i < ia->n_join; i++) {
+    fds[i] = open(ia->join_paths[i], O_RDONLY | O_CLOEXEC);
+    if (fds[i] < 0)
+      return rrt_error_errno(err, "linux.namespaces: %s", ia->join_paths[i]);
+    /* NS_GET_NSTYPE */
+    int type = ioctl_nstype(fds[i]);
+    if (type >= 0 && type != ia->join_types[i])
+      return rrt_error_msgf(err, EINVAL, "linux.namespaces: %s is not a %s namespace",
+                            ia->join_paths[i], rrt_namespace_type_name(ia->join_types[i]));
+    if (type < 0)
+      return rrt_error_msgf(err, EINVAL, "linux.namespaces: %s is not a namespace",
+                            ia->join_paths[i]);
+  }
+  return 0;
+}
+
+static int write_time_offsets(const struct rrt_spec *spec, struct rrt_error *err)
+{
+  for (size_t i = 0; i < spec->lnx.n_time_offsets; i++) {
+    const struct rrt_time_offset *t = &spec->lnx.time_offsets[i];
+    cleanup_free char *line =
+        xasprintf("%s %lld %u\n", t->clock, (long long)t->secs, (unsigned)t->nanosecs);
+    if (rrt_write_file("/proc/self/timens_offsets", line, strlen(line), 0, 0, err) < 0)
+      return rrt_error_wrap(err, "linux.timeOffsets.%s", t->clock);
+  }
+  return 0;
+}
+
+/* Phase 1, in the cloned child: namespaces. Returns in init (maybe a fork). */
+static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
+{
+  int fds[RRT_MAX_JOIN];
+  for (size_t i = 0; i < RRT_MAX_JOIN; i++)
+    fds[i] = -1;
+  int ret = -1;
+  if (rrt_sync_expect(ia->sync_fd, RRT_SYNC_MAPPED, NULL, NULL, err) < 0)
+    goto out;
+  if (ia->plan->join) {
+    cleanup_close int ufd = open(ia->plan->join, O_RDONLY | O_CLOEXEC);
+    if (ufd < 0 || setns(ufd, CLONE_NEWUSER) < 0) {
+      rrt_error_errno(err, "join user namespace %s", ia->plan->join);
+      goto out;
+    }
+  }
+  if (become_root(ia->plan, err) < 0)
+    goto out;
+  if (open_namespaces(ia, fds, err) < 0 || join_namespaces(ia, fds, err) < 0)
+    goto out;
+  if (ia->ns_flags && unshare(ia->ns_flags) < 0) {
+    rrt_error_errno(err, "unshare(0x%x)", ia->ns_flags);
+    goto out;
+  }
+  if ((ia->ns_flags & CLONE_NEWTIME) && write_time_offsets(ia->spec, err) < 0)
+    goto out;
+  /* A new pid (or time) namespace applies to children only: init is a fork. */
+  if (ia->ns_flags & (CLONE_NEWPID | CLONE_NEWTIME)) {
+    pid_t pid = fork();
+    if (pid < 0) {
+      rrt_error_errno(err, "fork init");
+      goto out;
+    }
+    if (pid > 0) {
+      if (rrt_sync_send(ia->sync_fd, RRT_SYNC_INIT_PID, pid, NULL, err) < 0)
+        kill(pid, SIGKILL);
+      _exit(0);
+    }
+  } else if (rrt_sync_send(ia->sync_fd, RRT_SYNC_INIT_PID, getpid(), NULL, err) < 0) {
+    goto out;
+  }
+  ret = 0;
+out:
+  for (size_t i = 0; i < RRT_MAX_JOIN; i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
+  return ret;
+}
+
+static int set_names(const struct rrt_init_args *ia, struct rrt_error *err)
+{
+  const struct rrt_spec *spec = ia->spec;
+  bool own_uts = (ia->ns_flags & CLONE_NEWUTS) != 0;
+  for (size_t i = 0; i < ia->n_join; i++)
+    own_uts |= ia->join_types[i] == CLONE_NEWUTS;
+  if ((spec->hostname || spec->domainname) && !own_uts)
+    return rrt_error_msgf(err, EINVAL, "hostname: needs a uts namespace in linux.namespaces");
+  if (spec->hostname && sethostname(spec->hostname, strlen(spec->hostname)) < 0)
+    return rrt_error_errno(err, "hostname \"%s\"", spec->hostname);
+  if (spec->domainname && setdomainname(spec->domainname, strlen(spec->domainname)) < 0)
+    return rrt_error_errno(err, "domainname \"%s\"", spec->domainname);
+  return 0;
+}
+
+static int apply_sysctl(const struct rrt_spec *spec, struct rrt_error *err)
+{
+  for (size_t i = 0; i < spec->lnx.n_sysctl; i++) {
+    const struct rrt_kv *kv = &spec->lnx.sysctl[i];
+    if (strstr(kv->key, "..") || kv->key[0] == '/' || kv->key[0] == '.')
+      return rrt_error_msgf(err, EINVAL, "linux.sysctl: invalid key \"%s\"", kv->key);
+    cleanup_free char *path = xasprintf("/proc/sys/%s", kv->key);
+    for (char *p = path + strlen("/proc/sys/"); *p; p++)
+      if (*p == '.')
+        *p = '/';
+    if (rrt_write_file(path, kv->value, strlen(kv->value), O_TRUNC, 0, err) < 0)
+      return rrt_error_wrap(err, "linux.sysctl \"%s\"", kv->key);
+  }
+  return 0;
+}
+
+static void join_session_keyring(bool skip)
+{
+  if (skip)
+    return;
+  /* A private session keyring keeps the container out of the caller's keys;
+   * kernels or sandboxes that refuse keyrings are not worth failing for. */
+  (void)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL, 0, 0, 0);
+}
+
+static bool has_mount_ns(const struct rrt_init_args *ia)
+{
+  if (ia->ns_flags & CLONE_NEWNS)
+    return true;
+  for (size_t i = 0; i < ia->n_join; i++)
+    if (ia->join_types[i] == CLONE_NEWNS)
+      return true;
+  return false;
+}
+
+/* Phase 2, in init: the container's environment, up to the blocked state. */
+static int setup_container(struct rrt_init_args *ia, char **state_json,
+                           struct rrt_seccomp_filter **filter, struct rrt_error *err)
+{
+  const struct rrt_spec *spec = ia->spec;
+  if (rrt_sync_expect(ia->sync_fd, RRT_SYNC_CONTINUE, NULL, NULL, err) < 0)
+    return -1;
+  if (!has_mount_ns(ia))
+    return rrt_error_msgf(err, EINVAL, "linux.namespaces: a mount namespace is required");
+  struct rrt_rootfs_ctx rc = {
+      .spec = spec,
+      .rootfs = ia->rootfs,
+      .userns = !rrt_in_initial_userns(),
+      .new_netns = (ia->ns_flags & CLONE_NEWNET) != 0,
+      .new_pidns = (ia->ns_flags & CLONE_NEWPID) != 0,
+      .new_ipcns = (ia->ns_flags & CLONE_NEWIPC) != 0,
+      .new_cgroupns = (ia->ns_flags & CLONE_NEWCGROUP) != 0,
+      .console_slave_fd = -1,
+      .resolv_conf = ia->resolv_conf,
+  };
+  if (rrt_rootfs_prepare(&rc, err) < 0)
+    return -1;
+  if (set_names(ia, err) < 0)
+    return -1;
+  if ((ia->ns_flags & CLONE_NEWNET) && rrt_net_loopback_up(err) < 0)
+    return rrt_error_wrap(err, "network namespace");
+  if (spec->lnx.seccomp &&
+      rrt_seccomp_compile(spec->lnx.seccomp, ia->seccomp_cache, filter, err) < 0)
+    return rrt_error_wrap(err, "linux.seccomp");
+  if (rrt_sync_send(ia->sync_fd, RRT_SYNC_NS_READY, 0, NULL, err) < 0)
+    return -1;
+  if (rrt_sync_expect(ia->sync_fd, RRT_SYNC_HOOKS_DONE, NULL, state_json, err) < 0)
+    return -1;
+  if (spec->hooks[RRT_HOOK_CREATE_CONTAINER].n > 0 &&
+      rrt_hooks_run(spec, RRT_HOOK_CREATE_CONTAINER, *state_json, err) < 0)
+    return -1;
+  if (rrt_rootfs_pivot(&rc, ia->no_pivot, err) < 0)
+    return -1;
+  if (rrt_rootfs_finalize(&rc, err) < 0)
+    return -1;
+  if (apply_sysctl(spec, err) < 0)
+    return -1;
+  join_session_keyring(ia->no_new_keyring);
+  if (ia->console_fd >= 0 && rrt_terminal_setup(spec->process, ia->console_fd, err) < 0)
+    return rrt_error_wrap(err, "terminal");
+  /* The owner's hooks must be able to open the /proc/PID/ns files of this process
+   * until start: keep it dumpable (credential changes above may clear it). */
+  prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+  return rrt_sync_send(ia->sync_fd, RRT_SYNC_CREATED, 0, NULL, err);
+}
+
+/* Blocks until `start` connects; returns the connection. */
+static int wait_for_start(int listen_fd, struct rrt_error *err)
+{
+  for (;;) {
+    int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR)
+        continue;
+      return rrt_error_errno(err, "wait for start");
+    }
+    struct rrt_error e = RRT_ERROR_INIT;
+    if (rrt_sync_expect(fd, RRT_SYNC_START, NULL, NULL, &e) == 0)
+      return fd;
+    /* A stray connection: not `start`. Keep waiting. */
+    rrt_error_clear(&e);
+    close(fd);
+  }
+}
+
+void rrt_init_main(struct rrt_init_args *ia)
+{
+  struct rrt_error err = RRT_ERROR_INIT;
+  char *state_json = NULL;
+  struct rrt_seccomp_filter *filter = NULL;
+
+  /* The lock on the state directory belongs to the runtime: a copy of the
+   * open file here would hold it for the container's whole life. */
+  if (ia->state_dirfd >= 0)
+    close(ia->state_dirfd);
+  /* No PDEATHSIG: init may be the runtime's own child and must outlive
+   * `create`. A runtime that dies early closes the sync socket instead, and
+   * every wait above ends with an error. */
+  if (setup_namespaces(ia, &err) < 0 || setup_container(ia, &state_json, &filter, &err) < 0) {
+    rrt_sync_send_error(ia->sync_fd, &err);
+    _exit(1);
+  }
+  close(ia->sync_fd);
+  if (ia->console_fd >= 0)
+    close(ia->console_fd);
+
+  int conn = wait_for_start(ia->listen_fd, &err);
+  if (conn < 0)
+    _exit(1);
+  close(ia->listen_fd);
+
+  if (ia->spec->hooks[RRT_HOOK_START_CONTAINER].n > 0 &&
+      rrt_hooks_run(ia->spec, RRT_HOOK_START_CONTAINER, state_json, &err) < 0) {
+    rrt_sync_send_error(conn, &err);
+    _exit(1);
+  }
+  struct rrt_exec_ctx x = {
+      .spec = ia->spec,
+      .proc = ia->spec->process,
+      .preserve_fds = ia->preserve_fds,
+      .report_fd = conn,
+      .setgroups_allowed = !ia->plan->deny_setgroups,
+      .state_json = state_json,
+      .seccomp_cache = NULL,
+      .filter = filter,
+  };
+  rrt_process_exec(&x, &err);
+  rrt_sync_send_error(conn, &err);
+  /* 127/126 like a shell: engines read them. */
+  _exit(err.errnum == ENOENT ? 127 : err.errnum == EACCES ? 126 : 1);
+}

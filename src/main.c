@@ -1,0 +1,209 @@
+/* main.c: global flags, dispatch to one cmd_*.c per verb; the only printer of errors. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rootlessrt/cmd.h"
+#include "rootlessrt/log.h"
+#include "rootlessrt/spec.h"
+#include "rootlessrt/util.h"
+
+struct verb {
+  const char *name;
+  rrt_cmd_fn fn;
+  const char *usage;
+  const char *what;
+};
+
+static const struct verb verbs[] = {
+    {"create", rrt_cmd_create,
+     "create [-b|--bundle DIR] [--pid-file F] [--console-socket S] [--preserve-fds N]\n"
+     "       [--no-pivot] [--no-new-keyring] [--network none|host|slirp] [-p|--publish P]... ID",
+     "create a container; its init waits, blocked, for `start`"},
+    {"start", rrt_cmd_start, "start ID", "run the user process of a created container"},
+    {"run", rrt_cmd_run, "run [create flags] [-d|--detach] ID",
+     "create and start; in the foreground, forward signals and exit with the container's status"},
+    {"state", rrt_cmd_state, "state ID", "print the container's state JSON"},
+    {"kill", rrt_cmd_kill, "kill [-a|--all] ID [SIGNAL]",
+     "send a signal (name with or without SIG, or number; default TERM)"},
+    {"delete", rrt_cmd_delete, "delete [-f|--force] ID",
+     "delete a stopped container (--force: kill it first)"},
+    {"list", rrt_cmd_list, "list [-f|--format table|json] [-q|--quiet]", "list containers"},
+    {"spec", rrt_cmd_spec, "spec [--rootless] [-b|--bundle DIR]",
+     "write a default config.json into the bundle"},
+};
+
+static const struct verb *find_verb(const char *name)
+{
+  for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+    if (strcmp(verbs[i].name, name) == 0)
+      return &verbs[i];
+  return NULL;
+}
+
+void rrt_cmd_usage(const char *name)
+{
+  const struct verb *v = find_verb(name);
+  if (v)
+    printf("Usage: rootlessrt [global flags] %s\n\n%s\n", v->usage, v->what);
+}
+
+static void usage(FILE *out)
+{
+  fprintf(out,
+          "Usage: rootlessrt [global flags] VERB [flags] [ID]\n\n"
+          "A rootless, user-namespace-first OCI container runtime (runtime-spec " RRT_OCI_VERSION
+          ").\n\nVerbs:\n");
+  for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+    fprintf(out, "  %-8s %s\n", verbs[i].name, verbs[i].what);
+  fprintf(out, "  help     help VERB: the flags of a verb\n\n"
+               "Global flags:\n"
+               "  --root DIR              state directory (default $XDG_RUNTIME_DIR/rootlessrt)\n"
+               "  --log FILE              also log to FILE\n"
+               "  --log-format text|json  format of the --log lines\n"
+               "  --debug                 log debug messages\n"
+               "  --rootless true|false|auto   accepted for runc compatibility\n"
+               "  --systemd-cgroup        not supported: an error at create\n"
+               "  --cgroup-manager cgroupfs|disabled\n"
+               "  --version, --help\n");
+}
+
+static void version(void)
+{
+  printf("rootlessrt version %s\ncommit: %s\nspec: %s\n", RRT_VERSION, RRT_COMMIT, RRT_OCI_VERSION);
+}
+
+enum {
+  OPT_ROOT = 256,
+  OPT_LOG,
+  OPT_LOG_FORMAT,
+  OPT_DEBUG,
+  OPT_ROOTLESS,
+  OPT_SYSTEMD_CGROUP,
+  OPT_CGROUP_MANAGER,
+  OPT_VERSION,
+  OPT_HELP,
+  OPT_IGNORED_ARG,
+};
+
+static int parse_global(int argc, char **argv, struct rrt_global *g, bool *exit_now,
+                        struct rrt_error *err)
+{
+  static const struct option opts[] = {
+      {"root", required_argument, NULL, OPT_ROOT},
+      {"log", required_argument, NULL, OPT_LOG},
+      {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+      {"debug", no_argument, NULL, OPT_DEBUG},
+      {"rootless", required_argument, NULL, OPT_ROOTLESS},
+      {"systemd-cgroup", no_argument, NULL, OPT_SYSTEMD_CGROUP},
+      {"cgroup-manager", required_argument, NULL, OPT_CGROUP_MANAGER},
+      {"criu", required_argument, NULL, OPT_IGNORED_ARG},
+      {"version", no_argument, NULL, 'v'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *log_format = "text";
+  const char *log_file = NULL;
+  int c;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, "+:vh", opts, NULL)) != -1) {
+    switch (c) {
+    case OPT_ROOT:
+      g->root = optarg;
+      break;
+    case OPT_LOG:
+      log_file = optarg;
+      break;
+    case OPT_LOG_FORMAT:
+      if (strcmp(optarg, "text") != 0 && strcmp(optarg, "json") != 0)
+        return rrt_error_msgf(err, EINVAL, "--log-format: \"%s\" is not text or json", optarg);
+      log_format = optarg;
+      break;
+    case OPT_DEBUG:
+      g->debug = true;
+      break;
+    case OPT_ROOTLESS:
+      if (strcmp(optarg, "true") && strcmp(optarg, "false") && strcmp(optarg, "auto"))
+        return rrt_error_msgf(err, EINVAL, "--rootless: \"%s\" is not true, false or auto", optarg);
+      g->rootless = optarg;
+      break;
+    case OPT_SYSTEMD_CGROUP:
+      g->systemd_cgroup = true;
+      break;
+    case OPT_CGROUP_MANAGER:
+      if (strcmp(optarg, "disabled") == 0)
+        g->cgroup_disabled = true;
+      else if (strcmp(optarg, "cgroupfs") == 0)
+        g->cgroup_disabled = false;
+      else if (strcmp(optarg, "systemd") == 0)
+        g->systemd_cgroup = true;
+      else
+        return rrt_error_msgf(
+            err, EINVAL, "--cgroup-manager: \"%s\" is not cgroupfs, systemd or disabled", optarg);
+      break;
+    case OPT_IGNORED_ARG:
+      break;
+    case 'v':
+      version();
+      *exit_now = true;
+      return 0;
+    case 'h':
+      usage(stdout);
+      *exit_now = true;
+      return 0;
+    case ':':
+      return rrt_error_msgf(err, EINVAL, "%s needs a value", argv[optind - 1]);
+    default:
+      return rrt_error_msgf(err, EINVAL, "unknown global flag %s (see rootlessrt --help)",
+                            argv[optind - 1]);
+    }
+  }
+  g->log = log_file;
+  g->log_json = strcmp(log_format, "json") == 0;
+  if (rrt_log_init(log_file, g->log_json, g->debug) < 0)
+    return rrt_error_errno(err, "--log %s", log_file);
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  struct rrt_global g = {0};
+  struct rrt_error err = RRT_ERROR_INIT;
+  bool exit_now = false;
+  int status = 1;
+
+  if (parse_global(argc, argv, &g, &exit_now, &err) < 0)
+    goto fail;
+  if (exit_now)
+    return 0;
+  if (optind >= argc) {
+    usage(stderr);
+    return 1;
+  }
+  const char *name = argv[optind];
+  if (strcmp(name, "help") == 0) {
+    if (optind + 1 < argc && !find_verb(argv[optind + 1])) {
+      rrt_error_msgf(&err, EINVAL, "help: unknown verb \"%s\"", argv[optind + 1]);
+      goto fail;
+    }
+    if (optind + 1 < argc)
+      rrt_cmd_usage(argv[optind + 1]);
+    else
+      usage(stdout);
+    return 0;
+  }
+  const struct verb *v = find_verb(name);
+  if (!v) {
+    rrt_error_msgf(&err, EINVAL, "unknown verb \"%s\" (see rootlessrt --help)", name);
+    goto fail;
+  }
+  status = v->fn(&g, argc - optind, argv + optind, &err);
+  if (status >= 0)
+    return status;
+fail:
+  rrt_log(RRT_LOG_ERROR, "%s", rrt_error_msg(&err));
+  rrt_error_clear(&err);
+  return 1;
+}

@@ -1,0 +1,158 @@
+/* process.c: the last steps before execve: user, caps, limits, cwd, env, fds,
+ * seccomp, and the PATH search inside the container. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rootlessrt/confine.h"
+#include "rootlessrt/container.h"
+#include "rootlessrt/util.h"
+
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+static const char *env_get(const struct rrt_strv *env, const char *name)
+{
+  size_t n = strlen(name);
+  for (size_t i = 0; i < env->n; i++)
+    if (strncmp(env->v[i], name, n) == 0 && env->v[i][n] == '=')
+      return env->v[i] + n + 1;
+  return NULL;
+}
+
+/* process.env, with LISTEN_PID fixed up when fds are handed over (sd_listen_fds
+ * checks that the pid is its own). */
+static char **build_env(const struct rrt_process *proc, int preserve_fds)
+{
+  size_t n = proc->env.n;
+  char **envp = xcalloc(n + 3, sizeof(char *));
+  size_t k = 0;
+  bool has_listen_fds = env_get(&proc->env, "LISTEN_FDS") != NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (has_listen_fds && strncmp(proc->env.v[i], "LISTEN_PID=", 11) == 0)
+      continue;
+    envp[k++] = xstrdup(proc->env.v[i]);
+  }
+  if (has_listen_fds || preserve_fds > 0) {
+    if (!has_listen_fds && preserve_fds > 0)
+      envp[k++] = xasprintf("LISTEN_FDS=%d", preserve_fds);
+    envp[k++] = xasprintf("LISTEN_PID=%d", getpid());
+  }
+  envp[k] = NULL;
+  return envp;
+}
+
+static int switch_user(const struct rrt_exec_ctx *x, struct rrt_error *err)
+{
+  const struct rrt_user *u = &x->proc->user;
+  if (x->setgroups_allowed) {
+    gid_t *groups = xcalloc(u->n_additional_gids + 1, sizeof(gid_t));
+    for (size_t i = 0; i < u->n_additional_gids; i++)
+      groups[i] = u->additional_gids[i];
+    int r = setgroups(u->n_additional_gids, groups);
+    free(groups);
+    if (r < 0)
+      return rrt_error_errno(err, "process.user.additionalGids: setgroups");
+  } else if (u->n_additional_gids > 0) {
+    return rrt_error_msgf(err, EPERM,
+                          "process.user.additionalGids: setgroups is denied in this user "
+                          "namespace (no subordinate gid range for your user)");
+  }
+  if (setresgid(u->gid, u->gid, u->gid) < 0)
+    return rrt_error_errno(err, "process.user.gid %u: setresgid (is it mapped?)", u->gid);
+  if (setresuid(u->uid, u->uid, u->uid) < 0)
+    return rrt_error_errno(err, "process.user.uid %u: setresuid (is it mapped?)", u->uid);
+  return 0;
+}
+
+/* CVE-2024-21626: a leaked directory fd could put cwd outside the container
+ * (cwd=/proc/self/fd/N). After chdir, getcwd must name a path inside. */
+static int enter_cwd(const char *cwd, struct rrt_error *err)
+{
+  if (chdir(cwd) < 0)
+    return rrt_error_errno(err, "process.cwd %s", cwd);
+  char buf[4096];
+  if (!getcwd(buf, sizeof(buf)) || buf[0] != '/')
+    return rrt_error_msgf(err, EPERM, "process.cwd %s: resolves outside the container", cwd);
+  return 0;
+}
+
+static int exec_search(const char *file, char *const argv[], char *const envp[], const char *path)
+{
+  if (strchr(file, '/')) {
+    execve(file, argv, envp);
+    return -errno;
+  }
+  int saved = ENOENT;
+  cleanup_free char *copy = xstrdup(path);
+  char *save = NULL;
+  for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+    cleanup_free char *full = xasprintf("%s/%s", *dir ? dir : ".", file);
+    execve(full, argv, envp);
+    /* Keep looking past missing entries; remember that one was not
+     * executable, as a shell does. */
+    if (errno == EACCES)
+      saved = EACCES;
+    else if (errno != ENOENT && errno != ENOTDIR)
+      return -errno;
+  }
+  return -saved;
+}
+
+static bool needs_caps_for_seccomp(const struct rrt_process *proc)
+{
+  if (proc->no_new_privileges)
+    return false;
+  if (proc->user.uid != 0 || !proc->capabilities)
+    return true;
+  for (size_t i = 0; i < proc->capabilities->effective.n; i++)
+    if (strcmp(proc->capabilities->effective.v[i], "CAP_SYS_ADMIN") == 0)
+      return false;
+  return true;
+}
+
+int rrt_process_exec(const struct rrt_exec_ctx *x, struct rrt_error *err)
+{
+  const struct rrt_process *proc = x->proc;
+  const struct rrt_seccomp *sc = x->spec->lnx.seccomp;
+  if (rrt_process_limits_apply(proc, err) < 0)
+    return -1;
+  if (x->spec->lnx.personality && rrt_personality_apply(x->spec->lnx.personality, err) < 0)
+    return -1;
+  /* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it
+   * while we still have it, when the user program will not. */
+  bool early_seccomp = x->filter && needs_caps_for_seccomp(proc);
+  if (early_seccomp && rrt_seccomp_load(x->filter, sc, x->state_json, err) < 0)
+    return rrt_error_wrap(err, "linux.seccomp");
+  if (rrt_caps_prepare(proc->capabilities, err) < 0)
+    return -1;
+  if (switch_user(x, err) < 0)
+    return -1;
+  if (rrt_caps_apply(proc->capabilities, err) < 0)
+    return -1;
+  if (enter_cwd(proc->cwd, err) < 0)
+    return -1;
+  umask(proc->user.has_umask ? proc->user.umask : 0022);
+  cleanup_strv char **envp = build_env(proc, x->preserve_fds);
+  const char *path = env_get(&proc->env, "PATH");
+  int keep[] = {x->report_fd};
+  if (rrt_close_fds_from(3 + x->preserve_fds, keep, 1, err) < 0)
+    return -1;
+  /* Preserved fds are the container's: they must survive execve. */
+  for (int fd = 3; fd < 3 + x->preserve_fds; fd++) {
+    int fl = fcntl(fd, F_GETFD);
+    if (fl >= 0)
+      fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC);
+  }
+  if (proc->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return rrt_error_errno(err, "process.noNewPrivileges");
+  if (x->filter && !early_seccomp && rrt_seccomp_load(x->filter, sc, x->state_json, err) < 0)
+    return rrt_error_wrap(err, "linux.seccomp");
+  int r = exec_search(proc->args.v[0], proc->args.v, envp, path ? path : DEFAULT_PATH);
+  return rrt_error_set(err, -r, "exec \"%s\"", proc->args.v[0]);
+}
