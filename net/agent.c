@@ -1,0 +1,249 @@
+/* agent.c: the ns agent: tap0 inside the container netns, then a socket factory for the relay. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_tun.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rootlessrt/log.h"
+#include "rootlessrt/util.h"
+#include "net_internal.h"
+
+#define TUN_PATH "/dev/net/tun"
+
+int net_send_status(int sock, int fd, const struct rrt_error *err)
+{
+  cleanup_free char *text =
+      err ? xasprintf("E%d %s", err->errnum, rrt_error_msg(err)) : xstrdup("ok");
+  struct iovec iov = {.iov_base = text, .iov_len = strlen(text)};
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+  if (!err && fd >= 0) {
+    memset(&u, 0, sizeof(u));
+    msg.msg_control = u.buf;
+    msg.msg_controllen = sizeof(u.buf);
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+  }
+  ssize_t n;
+  do
+    n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  return n < 0 ? -1 : 0;
+}
+
+int net_recv_status(int sock, int *fd, struct rrt_error *err)
+{
+  char text[1024];
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  struct iovec iov = {.iov_base = text, .iov_len = sizeof(text) - 1};
+  struct msghdr msg = {
+      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+  ssize_t n;
+  do
+    n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return rrt_error_errno(err, "ns agent: recvmsg");
+  if (n == 0)
+    return rrt_error_set(err, 0, "ns agent: exited unexpectedly");
+  text[n] = '\0';
+  int got = -1;
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+      memcpy(&got, CMSG_DATA(cm), sizeof(int));
+  if (strcmp(text, "ok") == 0) {
+    if (fd)
+      *fd = got;
+    else if (got >= 0)
+      close(got);
+    return 0;
+  }
+  if (got >= 0)
+    close(got);
+  int e = 0, off = 0;
+  if (text[0] != 'E' || sscanf(text + 1, "%d %n", &e, &off) < 1 || off == 0)
+    return rrt_error_set(err, 0, "ns agent: unexpected reply \"%s\"", text);
+  rrt_error_set(err, 0, "%s", text + 1 + off);
+  err->errnum = e;
+  return -1;
+}
+
+static int open_tun(struct rrt_error *err)
+{
+  int fd = open(TUN_PATH, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+  if (fd >= 0)
+    return fd;
+  int e = errno;
+  if (e == EACCES || e == EPERM) {
+    struct stat st;
+    unsigned mode = stat(TUN_PATH, &st) == 0 ? (unsigned)(st.st_mode & 07777) : 0;
+    rrt_error_set(err, 0,
+                  "%s: %s (it must be accessible to your user: it is mode %04o here; most "
+                  "distributions ship 0666 — ask your administrator to `chmod 0666 %s` or add a "
+                  "udev rule)",
+                  TUN_PATH, strerror(e), mode, TUN_PATH);
+    err->errnum = e;
+    return -1;
+  }
+  if (e == ENOENT || e == ENODEV || e == ENXIO)
+    return rrt_error_set(err, e,
+                         "%s (the tun driver is missing: `modprobe tun` as root, or "
+                         "create the node with `mknod /dev/net/tun c 10 200`)",
+                         TUN_PATH);
+  return rrt_error_errno(err, "open %s", TUN_PATH);
+}
+
+/* In the container's netns: tap0 up with address, MTU and default route, lo up. */
+static int setup_tap(const struct rrt_net_config *cfg, const struct net_addrs *a,
+                     struct rrt_error *err)
+{
+  cleanup_close int tap = open_tun(err);
+  if (tap < 0)
+    return -1;
+  struct ifreq ifr = {0};
+  snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "tap0");
+  ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+  if (ioctl(tap, TUNSETIFF, &ifr) < 0)
+    return rrt_error_errno(err, "TUNSETIFF tap0");
+  unsigned lo_idx = if_nametoindex("lo"), tap_idx = if_nametoindex("tap0");
+  if (lo_idx == 0 || tap_idx == 0)
+    return rrt_error_errno(err, "if_nametoindex %s", lo_idx == 0 ? "lo" : "tap0");
+  cleanup_close int nl = net_nl_open(err);
+  if (nl < 0)
+    return -1;
+  if (net_nl_link_up(nl, (int)lo_idx, 0, err) < 0)
+    return rrt_error_wrap(err, "lo");
+  /* The route needs the link up, and the link up needs nothing: this order. */
+  if (net_nl_link_up(nl, (int)tap_idx, cfg->mtu, err) < 0 ||
+      net_nl_addr_add(nl, (int)tap_idx, a->guest, a->prefix, err) < 0 ||
+      net_nl_route_default(nl, (int)tap_idx, a->gateway, err) < 0)
+    return rrt_error_wrap(err, "tap0");
+  return steal_fd(&tap);
+}
+
+/* Everything up to a configured tap0; returns its fd. */
+static int agent_setup(int userns_fd, int netns_fd, const struct rrt_net_config *cfg,
+                       const struct net_addrs *a, struct rrt_error *err)
+{
+  /* After setns the agent's credentials belong to the container's user
+   * namespace, where the container's root has CAP_SYS_PTRACE. Not dumpable
+   * means ptrace needs that capability in the namespace the agent's memory
+   * was created in, the host's, so the container cannot take over a process
+   * that still sees the host's mount namespace. */
+  if (prctl(PR_SET_DUMPABLE, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return rrt_error_errno(err, "ns agent: prctl");
+  /* User namespace first: it grants the capabilities that joining the
+   * netns (owned by it) and creating tap0 require. */
+  if (userns_fd >= 0 && setns(userns_fd, CLONE_NEWUSER) < 0)
+    return rrt_error_errno(err, "setns into the container's user namespace");
+  if (setns(netns_fd, CLONE_NEWNET) < 0)
+    return rrt_error_errno(err, "setns into the container's network namespace");
+  if (chdir("/") < 0)
+    return rrt_error_errno(err, "chdir /");
+  return setup_tap(cfg, a, err);
+}
+
+static __attribute__((noreturn)) void agent_main(int sock, int userns_fd, int netns_fd,
+                                                 pid_t helper, const struct rrt_net_config *cfg,
+                                                 const struct net_addrs *a)
+{
+  struct rrt_error err = RRT_ERROR_INIT;
+  int keep[] = {sock, userns_fd, netns_fd, rrt_log_fd()};
+  net_close_fds_except(keep, sizeof(keep) / sizeof(keep[0]));
+
+  /* The agent must not outlive the helper it serves. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != helper)
+    _exit(1);
+  int tap = agent_setup(userns_fd, netns_fd, cfg, a, &err);
+  if (userns_fd >= 0)
+    close(userns_fd);
+  close(netns_fd);
+  if (tap < 0) {
+    (void)net_send_status(sock, -1, &err);
+    _exit(1);
+  }
+  if (net_send_status(sock, tap, NULL) < 0)
+    _exit(1);
+  close(tap);
+
+  /* Socket factory: one request byte, one reply carrying the new socket. */
+  for (;;) {
+    char req;
+    ssize_t n = recv(sock, &req, 1, 0);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      _exit(0);
+    int type = req == 'U' ? SOCK_DGRAM : SOCK_STREAM;
+    int fd = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+      rrt_error_errno(&err, "socket in the container network namespace");
+      if (net_send_status(sock, -1, &err) < 0)
+        _exit(1);
+      rrt_error_clear(&err);
+      continue;
+    }
+    if (net_send_status(sock, fd, NULL) < 0)
+      _exit(1);
+    close(fd);
+  }
+}
+
+pid_t net_agent_spawn(int userns_fd, int netns_fd, const struct rrt_net_config *cfg,
+                      const struct net_addrs *addrs, int *agent_sock, int *tap_fd,
+                      struct rrt_error *err)
+{
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return rrt_error_errno(err, "socketpair");
+  cleanup_close int mine = sv[0];
+  cleanup_close int theirs = sv[1];
+  pid_t self = getpid();
+  cleanup_pid pid_t pid = fork();
+  if (pid < 0)
+    return rrt_error_errno(err, "fork ns agent");
+  if (pid == 0)
+    agent_main(theirs, userns_fd, netns_fd, self, cfg, addrs);
+  close(steal_fd(&theirs));
+  if (net_recv_status(mine, tap_fd, err) < 0)
+    return -1;
+  *agent_sock = steal_fd(&mine);
+  return steal_pid(&pid);
+}
+
+int net_agent_socket(int agent_sock, int type, struct rrt_error *err)
+{
+  char req = type == SOCK_DGRAM ? 'U' : 'T';
+  ssize_t n;
+  do
+    n = send(agent_sock, &req, 1, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return rrt_error_errno(err, "ns agent: send");
+  int fd = -1;
+  if (net_recv_status(agent_sock, &fd, err) < 0)
+    return -1;
+  if (fd < 0)
+    return rrt_error_set(err, 0, "ns agent: reply without a socket");
+  return fd;
+}

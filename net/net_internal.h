@@ -1,0 +1,80 @@
+/* net_internal.h: what the files of net/ share with each other and no one else. */
+#ifndef RRT_NET_INTERNAL_H
+#define RRT_NET_INTERNAL_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rootlessrt/error.h"
+#include "rootlessrt/net.h"
+
+/* The addresses derived from cfg->cidr (slirp4netns' layout). */
+struct net_addrs {
+  struct in_addr network, netmask;
+  struct in_addr gateway; /* .2: libslirp's vhost, the host as seen from inside */
+  struct in_addr dns;     /* .3 */
+  struct in_addr dhcp;    /* .15: first DHCP lease, unused by us but required */
+  struct in_addr guest;   /* .100: tap0 */
+  unsigned prefix;
+};
+
+int net_cidr_parse(const char *cidr, struct net_addrs *out, struct rrt_error *err);
+
+/* rtnetlink, in the netns of the calling process. */
+int net_nl_open(struct rrt_error *err);
+int net_nl_link_up(int nl, int ifindex, unsigned mtu, struct rrt_error *err);
+int net_nl_addr_add(int nl, int ifindex, struct in_addr addr, unsigned prefix,
+                    struct rrt_error *err);
+int net_nl_route_default(int nl, int ifindex, struct in_addr gw, struct rrt_error *err);
+
+/*
+ * The ns agent: a child of the helper living in the container's user and
+ * network namespaces. It creates and configures tap0, sends its fd back, and
+ * then serves as a socket factory until its socket hangs up.
+ */
+pid_t net_agent_spawn(int userns_fd, int netns_fd, const struct rrt_net_config *cfg,
+                      const struct net_addrs *addrs, int *agent_sock, int *tap_fd,
+                      struct rrt_error *err);
+/* A socket of that type (SOCK_STREAM, SOCK_DGRAM) created in the container netns. */
+int net_agent_socket(int agent_sock, int type, struct rrt_error *err);
+
+/* Small fd-protocol helpers shared by the agent and the helper. */
+int net_send_status(int sock, int fd, const struct rrt_error *err);
+int net_recv_status(int sock, int *fd, struct rrt_error *err);
+
+/* Closes every fd from 3 up except those listed (negative entries ignored). */
+void net_close_fds_except(const int *keep, size_t n);
+
+/* What epoll_event.data.ptr points to in the helper's loop. */
+enum net_ev_kind {
+  NET_EV_TAP,
+  NET_EV_PIDFD,
+  NET_EV_AGENT,
+  NET_EV_LISTENER,
+  NET_EV_CONN_HOST,
+  NET_EV_CONN_CTR
+};
+struct net_ev {
+  enum net_ev_kind kind;
+};
+
+/* The splice relay for published TCP ports. */
+struct net_relay;
+struct net_relay *net_relay_new(int epfd, int agent_sock, size_t max_conns);
+int net_relay_listen(struct net_relay *r, const struct rrt_port *port, struct rrt_error *err);
+void net_relay_event(struct net_relay *r, struct net_ev *ev, uint32_t events);
+size_t net_relay_conn_count(const struct net_relay *r);
+/* Connections that stopped on their fairness budget; true while work remains. */
+bool net_relay_run_pending(struct net_relay *r);
+/* Frees what the last batch of events closed (it may still have been named in the batch). */
+void net_relay_reap(struct net_relay *r);
+void net_relay_free(struct net_relay *r);
+
+/* The helper's body, in the runtime's namespaces; never returns. */
+__attribute__((noreturn)) void net_helper_main(int ready_fd, int userns_fd, int netns_fd,
+                                               int init_pidfd, const struct rrt_net_config *cfg);
+
+#endif

@@ -1,0 +1,448 @@
+/* relay.c: published TCP ports as a splice() relay between a host socket and a container socket. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "rootlessrt/log.h"
+#include "rootlessrt/util.h"
+#include "net_internal.h"
+
+#define container_of(p, type, member) ((type *)((char *)(p)-offsetof(type, member)))
+
+/* Big pipes let one splice move a whole socket buffer; the kernel may refuse
+ * (pipe-user-pages-soft), and then the default 64 KiB still works. */
+#define PIPE_SIZE (1024 * 1024)
+/* Bytes one direction may move per event before yielding to the others:
+ * with edge-triggered epoll the connection is then queued as pending. */
+#define PUMP_BUDGET (4 * 1024 * 1024)
+
+struct listener {
+  struct net_ev ev;
+  int fd;
+  struct rrt_port port;
+  struct listener *next;
+};
+
+/* One direction of a connection: src -> pipe -> dst. */
+struct flow {
+  int src, dst;
+  int pipe_r, pipe_w;
+  size_t in_pipe, pipe_cap;
+  bool eof, done;
+};
+
+struct conn {
+  struct net_ev host_ev, ctr_ev;
+  int host_fd, ctr_fd;
+  bool connecting, dead, pending;
+  struct flow up;   /* host -> container */
+  struct flow down; /* container -> host */
+  uint16_t ctr_port;
+  struct conn *prev, *next; /* live list, or the graveyard once dead */
+  struct conn *pending_next;
+};
+
+struct net_relay {
+  int epfd, agent_sock;
+  size_t max_conns, n_conns;
+  bool limit_logged;
+  struct listener *listeners;
+  struct conn *conns, *graveyard, *pending;
+};
+
+struct net_relay *net_relay_new(int epfd, int agent_sock, size_t max_conns)
+{
+  struct net_relay *r = xzalloc(sizeof(*r));
+  r->epfd = epfd;
+  r->agent_sock = agent_sock;
+  r->max_conns = max_conns;
+  return r;
+}
+
+size_t net_relay_conn_count(const struct net_relay *r)
+{
+  return r->n_conns;
+}
+
+static int host_sockaddr(const struct rrt_port *p, struct sockaddr_storage *ss, socklen_t *len)
+{
+  memset(ss, 0, sizeof(*ss));
+  struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+  struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+  if (inet_pton(AF_INET, p->host_ip, &s4->sin_addr) == 1) {
+    s4->sin_family = AF_INET;
+    s4->sin_port = htons(p->host_port);
+    *len = sizeof(*s4);
+    return 0;
+  }
+  if (inet_pton(AF_INET6, p->host_ip, &s6->sin6_addr) == 1) {
+    s6->sin6_family = AF_INET6;
+    s6->sin6_port = htons(p->host_port);
+    *len = sizeof(*s6);
+    return 0;
+  }
+  return -1;
+}
+
+int net_relay_listen(struct net_relay *r, const struct rrt_port *port, struct rrt_error *err)
+{
+  struct sockaddr_storage ss;
+  socklen_t len;
+  if (host_sockaddr(port, &ss, &len) < 0)
+    return rrt_error_set(err, 0, "publish %s:%u: host address is not an IP address", port->host_ip,
+                         port->host_port);
+  cleanup_close int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return rrt_error_errno(err, "publish %s:%u: socket", port->host_ip, port->host_port);
+  int one = 1;
+  /* Without SO_REUSEADDR a port published by a container that just exited
+   * stays unusable while its old connections sit in TIME_WAIT. */
+  (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (ss.ss_family == AF_INET6)
+    (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+  if (bind(fd, (struct sockaddr *)&ss, len) < 0)
+    return rrt_error_errno(err, "publish %s:%u", port->host_ip, port->host_port);
+  if (listen(fd, 512) < 0)
+    return rrt_error_errno(err, "publish %s:%u: listen", port->host_ip, port->host_port);
+  struct listener *l = xzalloc(sizeof(*l));
+  l->ev.kind = NET_EV_LISTENER;
+  l->port = *port;
+  struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &l->ev};
+  if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+    free(l);
+    return rrt_error_errno(err, "publish %s:%u: epoll_ctl", port->host_ip, port->host_port);
+  }
+  l->fd = steal_fd(&fd);
+  l->next = r->listeners;
+  r->listeners = l;
+  return 0;
+}
+
+static void flow_init(struct flow *f, int src, int dst)
+{
+  f->src = src;
+  f->dst = dst;
+  f->pipe_r = f->pipe_w = -1;
+}
+
+static int flow_open_pipe(struct flow *f)
+{
+  int p[2];
+  if (pipe2(p, O_NONBLOCK | O_CLOEXEC) < 0)
+    return -1;
+  f->pipe_r = p[0];
+  f->pipe_w = p[1];
+  int sz = fcntl(p[1], F_SETPIPE_SZ, PIPE_SIZE);
+  if (sz < 0)
+    sz = fcntl(p[1], F_GETPIPE_SZ);
+  f->pipe_cap = sz > 0 ? (size_t)sz : 65536;
+  return 0;
+}
+
+static void flow_close(struct flow *f)
+{
+  if (f->pipe_r >= 0)
+    close(f->pipe_r);
+  if (f->pipe_w >= 0)
+    close(f->pipe_w);
+  f->pipe_r = f->pipe_w = -1;
+}
+
+/*
+ * Moves what it can; 1 when the budget ran out with more to do, 0 when it
+ * must wait for an event, -1 on a socket error. The byte count in the pipe is
+ * tracked so that a full pipe is never mistaken for an empty socket: EAGAIN on
+ * the way in then only means the socket is drained (or the pipe's slots are
+ * used up, which the way out frees, and the loop tries again).
+ */
+static int flow_pump(struct flow *f)
+{
+  size_t moved = 0;
+  while (!f->done) {
+    bool progress = false;
+    if (!f->eof && f->in_pipe < f->pipe_cap) {
+      ssize_t n = splice(f->src, NULL, f->pipe_w, NULL, f->pipe_cap - f->in_pipe,
+                         SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+      if (n > 0) {
+        f->in_pipe += (size_t)n;
+        progress = true;
+      } else if (n == 0) {
+        f->eof = true;
+        progress = true;
+      } else if (errno != EAGAIN && errno != EINTR) {
+        return -1;
+      }
+    }
+    if (f->in_pipe > 0) {
+      ssize_t n =
+          splice(f->pipe_r, NULL, f->dst, NULL, f->in_pipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+      if (n > 0) {
+        f->in_pipe -= (size_t)n;
+        moved += (size_t)n;
+        progress = true;
+      } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+        return -1;
+      }
+    }
+    if (f->eof && f->in_pipe == 0) {
+      /* Half-close: the peer learns that no more data comes, and may still answer. */
+      (void)shutdown(f->dst, SHUT_WR);
+      f->done = true;
+      break;
+    }
+    if (!progress)
+      return 0;
+    if (moved >= PUMP_BUDGET)
+      return 1;
+  }
+  return 0;
+}
+
+static void conn_kill(struct net_relay *r, struct conn *c, bool reset)
+{
+  if (c->dead)
+    return;
+  c->dead = true;
+  if (reset) {
+    /* An error on one side becomes a reset on the other, as it would be
+     * without a relay in between, instead of a clean EOF that looks like a
+     * complete transfer. */
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    (void)setsockopt(c->host_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    (void)setsockopt(c->ctr_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+  }
+  close(c->host_fd);
+  close(c->ctr_fd);
+  flow_close(&c->up);
+  flow_close(&c->down);
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    r->conns = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  /* Freed after the current batch of epoll events, which may still name it. */
+  c->prev = NULL;
+  c->next = r->graveyard;
+  r->graveyard = c;
+  r->n_conns--;
+  if (r->limit_logged && r->n_conns < r->max_conns) {
+    rrt_info("published ports: below the connection limit (%zu) again", r->max_conns);
+    r->limit_logged = false;
+  }
+}
+
+static void conn_pump(struct net_relay *r, struct conn *c)
+{
+  int a = flow_pump(&c->up);
+  int b = a < 0 ? 0 : flow_pump(&c->down);
+  if (a < 0 || b < 0) {
+    conn_kill(r, c, true);
+    return;
+  }
+  if (c->up.done && c->down.done) {
+    conn_kill(r, c, false);
+    return;
+  }
+  if ((a > 0 || b > 0) && !c->pending) {
+    c->pending = true;
+    c->pending_next = r->pending;
+    r->pending = c;
+  }
+}
+
+static void set_nodelay(int fd)
+{
+  int one = 1;
+  /* Each side already had Nagle applied by the original sender; delaying
+   * again in the relay only adds latency. */
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+static void conn_new(struct net_relay *r, struct listener *l, int host_fd)
+{
+  struct rrt_error err = RRT_ERROR_INIT;
+  cleanup_close int hfd = host_fd;
+  /* A socket made in the container's netns and connected to its loopback:
+   * the container sees the connection come from 127.0.0.1, and the client's
+   * real address is not preserved (no PROXY protocol, no transparent mode). */
+  cleanup_close int cfd = net_agent_socket(r->agent_sock, SOCK_STREAM, &err);
+  if (cfd < 0) {
+    rrt_warn("publish %s:%u: %s", l->port.host_ip, l->port.host_port, rrt_error_msg(&err));
+    rrt_error_clear(&err);
+    return;
+  }
+  struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(l->port.container_port)};
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool connecting = false;
+  if (connect(cfd, (struct sockaddr *)&to, sizeof(to)) < 0) {
+    if (errno != EINPROGRESS) {
+      rrt_debug("publish %s:%u: connect to container port %u: %s", l->port.host_ip,
+                l->port.host_port, l->port.container_port, strerror(errno));
+      struct linger lg = {.l_onoff = 1, .l_linger = 0};
+      (void)setsockopt(hfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+      return;
+    }
+    connecting = true;
+  }
+  set_nodelay(hfd);
+  set_nodelay(cfd);
+
+  struct conn *c = xzalloc(sizeof(*c));
+  c->host_ev.kind = NET_EV_CONN_HOST;
+  c->ctr_ev.kind = NET_EV_CONN_CTR;
+  c->connecting = connecting;
+  c->ctr_port = l->port.container_port;
+  flow_init(&c->up, hfd, cfd);
+  flow_init(&c->down, cfd, hfd);
+  if (flow_open_pipe(&c->up) < 0 || flow_open_pipe(&c->down) < 0) {
+    rrt_warn("publish %s:%u: pipe: %s", l->port.host_ip, l->port.host_port, strerror(errno));
+    flow_close(&c->up);
+    flow_close(&c->down);
+    free(c);
+    return;
+  }
+  struct epoll_event eh = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+                           .data.ptr = &c->host_ev};
+  struct epoll_event ec = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+                           .data.ptr = &c->ctr_ev};
+  if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, hfd, &eh) < 0 ||
+      epoll_ctl(r->epfd, EPOLL_CTL_ADD, cfd, &ec) < 0) {
+    rrt_warn("publish %s:%u: epoll_ctl: %s", l->port.host_ip, l->port.host_port, strerror(errno));
+    flow_close(&c->up);
+    flow_close(&c->down);
+    free(c);
+    return; /* closing the fds removes them from the epoll set */
+  }
+  c->host_fd = steal_fd(&hfd);
+  c->ctr_fd = steal_fd(&cfd);
+  c->next = r->conns;
+  if (r->conns)
+    r->conns->prev = c;
+  r->conns = c;
+  r->n_conns++;
+  if (!connecting)
+    conn_pump(r, c);
+}
+
+static void on_accept(struct net_relay *r, struct listener *l)
+{
+  for (;;) {
+    int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED)
+        continue;
+      if (errno != EAGAIN)
+        rrt_warn("publish %s:%u: accept: %s", l->port.host_ip, l->port.host_port, strerror(errno));
+      return;
+    }
+    if (r->n_conns >= r->max_conns) {
+      if (!r->limit_logged)
+        rrt_warn("published ports: connection limit (%zu) reached, refusing new connections "
+                 "on %s:%u until some close",
+                 r->max_conns, l->port.host_ip, l->port.host_port);
+      r->limit_logged = true;
+      struct linger lg = {.l_onoff = 1, .l_linger = 0};
+      (void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+      close(fd);
+      continue;
+    }
+    conn_new(r, l, fd);
+  }
+}
+
+void net_relay_event(struct net_relay *r, struct net_ev *ev, uint32_t events)
+{
+  if (ev->kind == NET_EV_LISTENER) {
+    on_accept(r, container_of(ev, struct listener, ev));
+    return;
+  }
+  struct conn *c = ev->kind == NET_EV_CONN_HOST ? container_of(ev, struct conn, host_ev)
+                                                : container_of(ev, struct conn, ctr_ev);
+  if (c->dead)
+    return;
+  if (c->connecting) {
+    if (ev->kind == NET_EV_CONN_HOST) {
+      if (events & (EPOLLERR | EPOLLHUP))
+        conn_kill(r, c, true);
+      return;
+    }
+    int soerr = 0;
+    socklen_t len = sizeof(soerr);
+    if (getsockopt(c->ctr_fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0)
+      soerr = errno;
+    if (soerr == EINPROGRESS || (soerr == 0 && !(events & (EPOLLOUT | EPOLLERR | EPOLLHUP))))
+      return;
+    if (soerr != 0) {
+      rrt_debug("published port: connect to container port %u: %s", c->ctr_port, strerror(soerr));
+      conn_kill(r, c, true);
+      return;
+    }
+    c->connecting = false;
+  } else if (events & EPOLLERR) {
+    conn_kill(r, c, true);
+    return;
+  }
+  conn_pump(r, c);
+}
+
+/* Runs connections that stopped on their budget; true when some still have work. */
+bool net_relay_run_pending(struct net_relay *r)
+{
+  struct conn *list = r->pending;
+  r->pending = NULL;
+  while (list) {
+    struct conn *c = list;
+    list = c->pending_next;
+    c->pending = false;
+    if (!c->dead)
+      conn_pump(r, c);
+  }
+  return r->pending != NULL;
+}
+
+/* Frees connections closed during the last batch of events. */
+void net_relay_reap(struct net_relay *r)
+{
+  if (r->pending) {
+    /* Drop dead entries from the pending list before freeing them. */
+    struct conn **pp = &r->pending;
+    while (*pp) {
+      if ((*pp)->dead)
+        *pp = (*pp)->pending_next;
+      else
+        pp = &(*pp)->pending_next;
+    }
+  }
+  while (r->graveyard) {
+    struct conn *c = r->graveyard;
+    r->graveyard = c->next;
+    free(c);
+  }
+}
+
+void net_relay_free(struct net_relay *r)
+{
+  if (!r)
+    return;
+  while (r->conns)
+    conn_kill(r, r->conns, true);
+  r->pending = NULL;
+  net_relay_reap(r);
+  while (r->listeners) {
+    struct listener *l = r->listeners;
+    r->listeners = l->next;
+    close(l->fd);
+    free(l);
+  }
+  free(r);
+}
