@@ -1,0 +1,178 @@
+#!/bin/bash
+# bench.sh RUNTIME: mean wall time of BENCH_N (20) sequential `run` of a /bin/true busybox
+# container, for RUNTIME and for crun (--cgroup-manager=disabled) where installed, side by side,
+# with the ratio (target: RUNTIME <= 0.6 x crun) and the peak RSS of the runtime process.
+#
+# As root the runs are made by the unprivileged user BENCH_USER (rrt-test) in a private mount
+# namespace whose /sys/fs/cgroup is cgroup2 (crun refuses a hybrid v1+v2 host); the same for both
+# runtimes. The timing happens inside, so unshare and setpriv are not measured.
+set -u
+
+die() {
+  echo "bench: $*" >&2
+  exit 1
+}
+
+now_us() { # microseconds, without a fork when bash has EPOCHREALTIME
+  if [ -n "${EPOCHREALTIME:-}" ]; then
+    local t=${EPOCHREALTIME/[.,]/}
+    echo "$t"
+  else
+    echo $(($(date +%s%N) / 1000))
+  fi
+}
+
+# __loop BUNDLE ROOT N RUNTIME [GLOBAL FLAGS...]: (as the user) one warm-up run, N timed runs,
+# one run under /usr/bin/time for the peak RSS. Prints "ok MEAN_US RSS_KB" or "fail REASON".
+bench_loop() {
+  local bundle=$1 root=$2 n=$3 i t0 t1 total=0 rss="" errf
+  shift 3
+  errf=$root.err
+  mkdir -p "$root"
+  if ! "$@" --root "$root" run -b "$bundle" "warmup-$$" >/dev/null 2>"$errf"; then
+    echo "fail $(head -n 1 "$errf")"
+    return 0
+  fi
+  for ((i = 1; i <= n; i++)); do
+    t0=$(now_us)
+    if ! "$@" --root "$root" run -b "$bundle" "bench-$$-$i" >/dev/null 2>"$errf"; then
+      echo "fail run $i: $(head -n 1 "$errf")"
+      return 0
+    fi
+    t1=$(now_us)
+    total=$((total + t1 - t0))
+  done
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f %M -o "$root.rss" "$@" --root "$root" run -b "$bundle" "rss-$$" >/dev/null 2>&1 &&
+      rss=$(tail -n 1 "$root.rss")
+  else
+    rss=$(/usr/bin/python3 -c '
+import os, resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+' "$@" --root "$root" run -b "$bundle" "rss-$$" 2>/dev/null)
+  fi
+  echo "ok $((total / n)) ${rss:-?}"
+}
+
+# __crun_config SRC DST [own]: (as the user) DST/config.json for crun, on SRC's rootfs: SRC's
+# config with the ociVersion crun 1.8 knows, or ("own") crun's own `spec --rootless`.
+crun_config() {
+  local src=$1 dst=$2 how=${3:-same}
+  mkdir -p "$dst"
+  rm -f "$dst/config.json"
+  if [ "$how" = own ]; then
+    crun spec --rootless -b "$dst" || return 1
+    jq --arg r "$src/rootfs" '.root.path = $r | .process.args = ["/bin/true"] | .process.terminal = false' \
+      "$dst/config.json" >"$dst/c.json"
+  else
+    jq --arg r "$src/rootfs" '.root.path = $r | .ociVersion = "1.0.2"' "$src/config.json" >"$dst/c.json"
+  fi && mv "$dst/c.json" "$dst/config.json"
+}
+
+case ${1:-} in
+  __loop)
+    shift
+    bench_loop "$@"
+    exit 0
+    ;;
+  __crun_config)
+    shift
+    crun_config "$@"
+    exit
+    ;;
+esac
+
+[ $# -eq 1 ] || die "usage: bench.sh RUNTIME"
+runtime=$(readlink -f "$1") || die "no runtime $1"
+[ -x "$runtime" ] || die "$1 is not executable"
+n=${BENCH_N:-20}
+[[ $n =~ ^[1-9][0-9]*$ ]] || die "BENCH_N must be a positive number"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+crun=$(command -v crun 2>/dev/null || true)
+
+stage=$(mktemp -d /tmp/rrt-bench.XXXXXX) || die "mktemp failed"
+trap 'rm -rf "$stage"' EXIT
+chmod 0755 "$stage"
+{ cp "$runtime" "$stage/rootlessrt" && cp "$here/bench.sh" "$here/mkbundle.sh" "$stage/"; } ||
+  die "cannot copy to $stage"
+chmod -R a+rX "$stage"
+mkdir "$stage/work"
+
+as_user=()
+if [ "$(id -u)" -eq 0 ]; then
+  user=${BENCH_USER:-rrt-test}
+  uid=$(bash "$here/ensure-user.sh" "$user") || die "cannot set up the user $user"
+  gid=$(id -g "$user")
+  chown "$uid:$gid" "$stage/work"
+  pre='mount --make-rprivate / 2>/dev/null;'
+  if [ "$(stat -f -c %T /sys/fs/cgroup)" != cgroup2fs ]; then
+    pre+=' mount -t cgroup2 none /sys/fs/cgroup || echo "bench: no cgroup2 view" >&2;'
+  fi
+  as_user=(unshare -m sh -c "$pre"' exec "$@"' sh
+    setpriv "--reuid=$uid" "--regid=$gid" --init-groups --reset-env)
+  who=$user
+else
+  who=$(id -un)
+fi
+cd / || exit 1
+
+"${as_user[@]}" bash "$stage/mkbundle.sh" "$stage/rootlessrt" "$stage/work/bundle" -- /bin/true \
+  >"$stage/work/mkbundle.log" 2>&1 || die "cannot make the bundle: $(cat "$stage/work/mkbundle.log")"
+
+declare -A res
+names=(rootlessrt)
+res[rootlessrt]=$("${as_user[@]}" bash "$stage/bench.sh" __loop "$stage/work/bundle" \
+  "$stage/work/root-rrt" "$n" "$stage/rootlessrt" --cgroup-manager disabled)
+crun_note=""
+if [ -n "$crun" ]; then
+  names+=(crun)
+  res[crun]="fail cannot write a config for crun"
+  # The same rootfs and config for both (but the ociVersion: crun 1.8 refuses newer ones); crun's
+  # own rootless config if it still refuses.
+  for how in same own; do
+    "${as_user[@]}" bash "$stage/bench.sh" __crun_config "$stage/work/bundle" \
+      "$stage/work/bundle-crun" "$how" >/dev/null 2>&1 || continue
+    res[crun]=$("${as_user[@]}" bash "$stage/bench.sh" __loop "$stage/work/bundle-crun" \
+      "$stage/work/root-crun-$how" "$n" "$crun" --cgroup-manager=disabled)
+    case ${res[crun]} in ok*) break ;; esac
+  done
+  if [ "$how" = own ] && [[ ${res[crun]} == ok* ]]; then
+    crun_note=" (crun ran its own 'crun spec --rootless' config)"
+  fi
+fi
+
+echo "bench: $n sequential runs of /bin/true in a busybox bundle, as $who$crun_note"
+printf '%-12s %12s %16s\n' runtime "mean ms" "peak RSS KiB"
+for name in "${names[@]}"; do
+  read -r st mean rss <<<"${res[$name]}"
+  if [ "$st" = ok ]; then
+    printf '%-12s %12s %16s\n' "$name" "$(awk -v u="$mean" 'BEGIN {printf "%.2f", u / 1000}')" "$rss"
+  else
+    printf '%-12s %s\n' "$name" "failed: ${res[$name]#fail }"
+  fi
+done
+
+read -r st_r mean_r _ <<<"${res[rootlessrt]}"
+if [ -z "$crun" ]; then
+  echo "ratio: n/a (crun not installed)"
+else
+  read -r st_c mean_c _ <<<"${res[crun]}"
+  if [ "$st_r" = ok ] && [ "$st_c" = ok ] && [ "$mean_c" -gt 0 ]; then
+    awk -v r="$mean_r" -v c="$mean_c" 'BEGIN {
+      q = r / c
+      printf "ratio rootlessrt/crun: %.2f (target <= 0.60: %s)\n", q, q <= 0.6 ? "met" : "missed"
+    }'
+  else
+    echo "ratio: n/a (a runtime failed)"
+  fi
+fi
+
+# ---------------------------------------------------------------- network (bench-net.sh)
+# Published-port throughput, CPU per GB and connections/s against slirp4netns and pasta
+# (tests/netbench/bench-net.sh, owned by the networking tests). BENCH_NET=0 leaves it out.
+if [ "${BENCH_NET:-1}" = 1 ]; then
+  bash "$here/../tests/netbench/bench-net.sh" "$runtime" || echo "bench: the network benchmark failed" >&2
+fi
+
+[ "$st_r" = ok ]

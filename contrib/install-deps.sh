@@ -1,0 +1,68 @@
+#!/bin/sh
+# install-deps.sh: installs the Debian packages rootlessrt builds and tests with, if any is missing.
+# Idempotent and silent when everything is present. As root it runs apt-get; otherwise it prints
+# the command to run and exits 1.
+set -u
+
+missing=""
+need() { # need PACKAGE: remember a package to install (once)
+  case " $missing " in
+    *" $1 "*) ;;
+    *) missing="${missing:+$missing }$1" ;;
+  esac
+}
+
+have_cmd() { command -v "$1" >/dev/null 2>&1; }
+
+pkg_installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'
+}
+
+# Commands, each with the package that provides it.
+for pair in cc:gcc make:make pkg-config:pkg-config newuidmap:uidmap newgidmap:uidmap jq:jq \
+  setpriv:util-linux ip:iproute2 slirp4netns:slirp4netns shellcheck:shellcheck \
+  clang-format:clang-format cppcheck:cppcheck valgrind:valgrind crun:crun; do
+  have_cmd "${pair%%:*}" || need "${pair#*:}"
+done
+[ -x /usr/bin/time ] || need time
+
+# The bundle rootfs needs a static busybox at /bin/busybox (busybox-static, not busybox).
+if [ ! -x /bin/busybox ] || ! pkg_installed busybox-static; then
+  need busybox-static
+fi
+
+# Schema validation uses Debian's python, not whatever python3 is first in PATH.
+if [ ! -x /usr/bin/python3 ] || ! /usr/bin/python3 -c 'import jsonschema' >/dev/null 2>&1; then
+  need python3-jsonschema
+fi
+
+# libc headers: a compiler alone cannot build anything.
+[ -e /usr/include/stdio.h ] || need libc6-dev
+
+# Libraries found through pkg-config.
+for pair in libseccomp:libseccomp-dev libcap:libcap-dev json-c:libjson-c-dev slirp:libslirp-dev \
+  glib-2.0:libglib2.0-dev; do
+  if ! have_cmd pkg-config || ! pkg-config --exists "${pair%%:*}" 2>/dev/null; then
+    need "${pair#*:}"
+  fi
+done
+
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages: $missing" >&2
+  echo "install-deps: run as root:" >&2
+  echo "  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing" >&2
+  exit 1
+fi
+
+echo "install-deps: installing $missing"
+apt-get update -qq >/dev/null || {
+  echo "install-deps: apt-get update failed" >&2
+  exit 1
+}
+# shellcheck disable=SC2086 # $missing is a list of package names
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null || {
+  echo "install-deps: apt-get install $missing failed" >&2
+  exit 1
+}

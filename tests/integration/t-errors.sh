@@ -1,0 +1,167 @@
+#!/bin/bash
+# t-errors.sh: every error of the foundation exits 1 with a message naming the thing (id, JSON
+# path, file), and leaves nothing behind: start of a non-created container, delete of a running
+# one, duplicate and unknown ids, ids with "/" or "..", bad configs, a missing or non-executable
+# process.args[0], kill with a bad signal.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
+source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
+
+fails_naming() { # fails_naming ERE NAME: the last run exited 1 and its stderr matches ERE
+  if [ "$rc" -eq 1 ] && [[ $err =~ $1 ]]; then
+    pass "$2"
+  else
+    fail "$2" "exit status: $rc (expected 1)" "stderr: $err" "expected stderr to match: $1"
+  fi
+}
+
+# ---------------------------------------------------------------- wrong state
+
+b=$(mkbundle running rrt-probe sleep 100)
+id=$(new_id running)
+run rrt run -d -b "$b" "$id"
+is "$rc" 0 "run -d (setup)"
+pid=$(state_field "$id" .pid)
+
+run rrt start "$id"
+fails_naming "$id" "start of a running container exits 1 naming the id"
+is "$(status_of "$id")" running "the container still runs after the failed start"
+
+run rrt delete "$id"
+fails_naming "$id" "delete of a running container without -f exits 1 naming the id"
+is "$(status_of "$id")" running "the container still runs after the refused delete"
+ok "its process is alive" test -d "/proc/$pid"
+
+run rrt create -b "$b" "$id"
+fails_naming "$id" "create with an id in use exits 1 naming the id"
+is "$(state_field "$id" '"\(.status) \(.pid)"')" "running $pid" "the existing container is untouched"
+
+run rrt run -b "$b" "$id"
+fails_naming "$id" "run with an id in use exits 1 naming the id"
+is "$(state_field "$id" '"\(.status) \(.pid)"')" "running $pid" "the existing container is untouched (run)"
+
+run rrt kill "$id" NOSUCHSIG
+fails_naming 'NOSUCHSIG' "kill with an unknown signal name exits 1 naming it"
+run rrt kill "$id" 12abc
+fails_naming '12abc' "kill with a malformed signal exits 1 naming it"
+run rrt kill "$id" 999
+fails_naming '999' "kill with an out-of-range signal number exits 1 naming it"
+is "$(status_of "$id")" running "a refused kill does not touch the container"
+
+run rrt delete -f "$id"
+is "$rc" 0 "delete -f (cleanup)"
+nothing_left "$id" "$b"
+
+b=$(mkbundle stopped rrt-probe exit 0)
+id=$(new_id stopped)
+run rrt create -b "$b" "$id"
+run rrt start "$id"
+wait_status "$id" stopped 10
+run rrt start "$id"
+fails_naming "$id" "start of a stopped container exits 1 naming the id"
+run rrt delete "$id"
+nothing_left "$id" "$b"
+
+# ---------------------------------------------------------------- ids
+
+unknown=no-such-$$
+for verb in state start delete kill; do
+  run rrt "$verb" "$unknown"
+  fails_naming "$unknown" "$verb of an unknown id exits 1 naming the id"
+done
+
+b=$(mkbundle badid rrt-probe exit 0)
+for bad in "a/b" ".." "../escape-$$" "x/../y" "."; do
+  run rrt create -b "$b" "$bad"
+  if [ "$rc" -eq 1 ] && [[ $err == *"$bad"* ]]; then
+    pass "create with id '$bad' exits 1 naming it"
+  else
+    fail "create with id '$bad' exits 1 naming it" "exit status: $rc" "stderr: $err"
+  fi
+  run rrt run -b "$b" "$bad"
+  is "$rc" 1 "run with id '$bad' exits 1"
+  run rrt state "$bad"
+  is "$rc" 1 "state with id '$bad' exits 1"
+done
+ok "no state escaped --root through an id" test ! -e "$RRT_ROOT/../escape-$$" -a ! -e "$RRT_ROOT/../y"
+run rrt create -b "$b" ""
+is "$rc" 1 "create with an empty id exits 1"
+nothing_left "a/b" "$b" "nothing left behind by the invalid ids"
+
+# ---------------------------------------------------------------- bad configs
+
+config_error() { # config_error NAME JQ-FILTER ERE: a config edited by FILTER fails, naming ERE
+  local name=$1 filter=$2 re=$3 b id slug
+  slug=cfg-$(tr -c 'a-zA-Z0-9.\n' - <<<"$name")
+  b=$(mkbundle "$slug" rrt-probe exit 0)
+  cfg "$b" "$filter"
+  id=$(new_id "$slug")
+  run rrt create -b "$b" "$id"
+  fails_naming "$re" "create with $name exits 1 naming $re"
+  [ "$rc" -eq 0 ] && rrt delete -f "$id" >/dev/null 2>&1 # not to blame the next check on it
+  nothing_left "$id" "$b"
+  id=$(new_id "$slug")
+  run rrt run -b "$b" "$id"
+  fails_naming "$re" "run with $name exits 1 naming $re"
+  nothing_left "$id" "$b"
+}
+config_error "no process.args" 'del(.process.args)' 'process\.args'
+config_error "process.args not an array" '.process.args = "rrt-probe"' 'process\.args'
+config_error "process.args with a number" '.process.args = ["rrt-probe", 3]' 'process\.args'
+config_error "no root" 'del(.root)' 'root'
+config_error "root.path missing on disk" '.root.path = "no-such-rootfs"' 'no-such-rootfs'
+config_error "ociVersion not a string" '.ociVersion = 1' 'ociVersion'
+config_error "a namespace of unknown type" '.linux.namespaces += [{"type": "bogus"}]' 'bogus'
+config_error "a mount without destination" '.mounts += [{"type": "tmpfs", "source": "tmpfs"}]' \
+  'mounts.*destination|destination'
+config_error "process.cwd relative" '.process.cwd = "relative/dir"' 'process\.cwd|relative/dir'
+
+b=$(mkbundle invalid-json rrt-probe exit 0)
+printf '{ "ociVersion": "1.3.0", "process": ' >"$b/config.json"
+id=$(new_id json)
+run rrt create -b "$b" "$id"
+fails_naming 'config\.json' "create with invalid JSON exits 1 naming config.json"
+nothing_left "$id" "$b"
+
+b=$(mkbundle no-config rrt-probe exit 0)
+rm -f "$b/config.json"
+id=$(new_id noconfig)
+run rrt create -b "$b" "$id"
+fails_naming 'config\.json' "create in a bundle without config.json exits 1 naming config.json"
+nothing_left "$id" "$b"
+
+id=$(new_id nobundle)
+run rrt create -b "$T_WORK/no-such-bundle" "$id"
+fails_naming 'no-such-bundle' "create with a missing bundle dir exits 1 naming it"
+
+# ---------------------------------------------------------------- process.args[0]
+
+# The exec failure reaches the user: from start (or already from create) for create+start, from
+# run; with the path and the errno; nothing is left once the container is gone.
+exec_error() { # exec_error NAME ARG0 ERE
+  local name=$1 arg0=$2 re=$3 b id slug
+  slug=exec-$(tr -c 'a-zA-Z0-9.\n' - <<<"$name")
+  b=$(mkbundle "$slug" "$arg0")
+  id=$(new_id "$slug")
+  run rrt run -b "$b" "$id"
+  if [ "$rc" -ne 0 ] && [[ $err =~ $re ]]; then
+    pass "run with $name fails naming $arg0"
+  else
+    fail "run with $name fails naming $arg0" "exit status: $rc" "stderr: $err" "expected: $re"
+  fi
+  nothing_left "$id" "$b"
+  id=$(new_id "$slug")
+  run rrt create -b "$b" "$id"
+  if [ "$rc" -ne 0 ]; then
+    fails_naming "$re" "create+start with $name: create fails naming $arg0"
+  else
+    run rrt start "$id"
+    fails_naming "$re" "create+start with $name: start exits 1 naming $arg0"
+    run rrt delete -f "$id"
+  fi
+  nothing_left "$id" "$b"
+}
+exec_error "a missing binary" /bin/no-such-binary '/bin/no-such-binary.*([Nn]o such file|ENOENT)'
+exec_error "a missing command (PATH search)" no-such-command 'no-such-command'
+exec_error "a non-executable file" /etc/passwd '/etc/passwd.*([Pp]ermission denied|EACCES)'
+
+done_testing

@@ -1,0 +1,167 @@
+#!/bin/bash
+# t-rootfs.sh: what the process finds around it: hostname, readonly root, masked and readonly
+# paths, /proc, /dev nodes and symlinks, config mounts (tmpfs, bind ro) resolved inside the rootfs,
+# --no-pivot, and process cwd/env (args are found through PATH).
+# shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
+source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
+
+last_id=""
+inside() { # inside BUNDLE: runs it in the foreground as $last_id; $out, $err, $rc
+  last_id=$(new_id "$(basename "$1")")
+  run rrt run -b "$1" "$last_id"
+}
+
+# ---------------------------------------------------------------- uts, root
+
+b=$(mkbundle hostname rrt-probe hostname)
+cfg "$b" '.hostname = "rrt-host-test"'
+inside "$b"
+is "$rc:$out" "0:rrt-host-test" "hostname from the config"
+ok "the host's hostname is unchanged" test "$(hostname)" != rrt-host-test
+
+b=$(mkbundle domainname cat /proc/sys/kernel/domainname)
+cfg "$b" '.domainname = "rrt.example"'
+inside "$b"
+is "$rc:$out" "0:rrt.example" "domainname from the config"
+
+b=$(mkbundle ro-root rrt-probe write /new-file x)
+cfg "$b" '.root.readonly = true'
+inside "$b"
+is "$out" "EROFS" "root.readonly: writing / fails with EROFS"
+ok "nothing was written to the rootfs" test ! -e "$b/rootfs/new-file"
+
+b=$(mkbundle rw-root rrt-probe write /new-file x)
+cfg "$b" '.root.readonly = false'
+inside "$b"
+is "$out" "ok" "root.readonly false: / is writable"
+is "$(cat "$b/rootfs/new-file" 2>/dev/null)" x "the write lands in the bundle's rootfs"
+is "$(stat -c %u "$b/rootfs/new-file" 2>/dev/null)" "$(id -u)" "a file made by root inside is the caller's"
+
+b=$(mkbundle abs-root rrt-probe cwd)
+cfg "$b" '.root.path = $p' --arg p "$b/rootfs"
+inside "$b"
+is "$rc:$out" "0:/" "an absolute root.path works"
+
+# ---------------------------------------------------------------- masked and readonly paths
+
+if [ -e /proc/kcore ]; then
+  b=$(mkbundle kcore rrt-probe cat /proc/kcore)
+  cfg "$b" '.linux.maskedPaths = ((.linux.maskedPaths // []) + ["/proc/kcore"] | unique)'
+  inside "$b"
+  is "$rc:${#out}" "0:0" "masked /proc/kcore reads empty"
+else
+  skip "this kernel has no /proc/kcore to mask"
+fi
+# A masked file that exists everywhere.
+b=$(mkbundle meminfo rrt-probe cat /proc/meminfo)
+cfg "$b" '.linux.maskedPaths = ((.linux.maskedPaths // []) + ["/proc/meminfo"] | unique)'
+inside "$b"
+is "$rc:${#out}" "0:0" "a masked file (/proc/meminfo) reads empty"
+
+# /proc/tty is never empty; masked, it must be an empty directory.
+b=$(mkbundle masked-dir sh -c 'test -d /proc/tty && ls -A /proc/tty | wc -l')
+cfg "$b" '.linux.maskedPaths = ((.linux.maskedPaths // []) + ["/proc/tty"] | unique)'
+inside "$b"
+is "$rc:$(tr -d ' ' <<<"$out")" 0:0 "a masked directory is empty"
+
+b=$(mkbundle proc-sys rrt-probe write /proc/sys/kernel/hostname nope)
+cfg "$b" '.linux.readonlyPaths = ((.linux.readonlyPaths // []) + ["/proc/sys"] | unique)'
+inside "$b"
+is "$out" "EROFS" "readonly /proc/sys: a write fails with EROFS"
+
+b=$(mkbundle ro-path rrt-probe write /data/f x)
+mkdir -p "$b/rootfs/data"
+cfg "$b" '.root.readonly = false | .linux.readonlyPaths = ((.linux.readonlyPaths // []) + ["/data"])'
+inside "$b"
+is "$out" "EROFS" "a readonlyPaths directory in the rootfs is read-only"
+
+# ---------------------------------------------------------------- /proc, /dev
+
+b=$(mkbundle mounts rrt-probe mounts)
+inside "$b"
+mi=$out
+has_line "$mi" '^[0-9]+ [0-9]+ [^ ]+ [^ ]+ /proc [^-]* - proc ' "/proc is a proc mount"
+has_line "$mi" '^[0-9]+ [0-9]+ [^ ]+ [^ ]+ /dev [^-]* - tmpfs ' "/dev is a tmpfs"
+has_line "$mi" '^[0-9]+ [0-9]+ [^ ]+ [^ ]+ /dev/pts [^-]* - devpts ' "/dev/pts is a devpts"
+no_line "$(awk '{print $5}' <<<"$mi")" "^$T_WORK|oldroot" \
+  "no host path is a mount point in the container (the old root is gone)"
+
+b=$(mkbundle devs sh -c 'for d in null zero full random urandom tty; do test -c /dev/$d && echo $d; done
+  echo x >/dev/null && echo wrote-null
+  head -c 4 /dev/zero | od -An -tx1 | tr -d " "
+  for l in fd stdin stdout stderr ptmx; do echo "$l $(readlink /dev/$l)"; done')
+inside "$b"
+is "$(sed -n 1,6p <<<"$out" | paste -sd ' ')" "null zero full random urandom tty" \
+  "the standard device nodes exist"
+is "$(sed -n 7p <<<"$out")" wrote-null "/dev/null is writable"
+is "$(sed -n 8p <<<"$out")" 00000000 "/dev/zero reads zeros"
+is "$(sed -n 9,12p <<<"$out" | paste -sd ',')" \
+  "fd /proc/self/fd,stdin /proc/self/fd/0,stdout /proc/self/fd/1,stderr /proc/self/fd/2" \
+  "the standard /dev symlinks"
+like "$(sed -n 13p <<<"$out")" '^ptmx (pts/ptmx|/dev/pts/ptmx)$' "/dev/ptmx points to pts/ptmx"
+
+# ---------------------------------------------------------------- config mounts
+
+share=$T_WORK/share
+mkdir -p "$share"
+echo shared-content >"$share/f"
+b=$(mkbundle mnts sh -c 'cat /mnt/share/f; /bin/rrt-probe write /mnt/share/g x
+  /bin/rrt-probe write /mnt/t/f x; grep " /mnt/t " /proc/self/mountinfo')
+mkdir -p "$b/rootfs/mnt/share" "$b/rootfs/mnt/t"
+cfg "$b" '.mounts += [
+    {destination: "/mnt/share", type: "bind", source: $s, options: ["rbind", "ro"]},
+    {destination: "/mnt/t", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "size=1m"]}]' \
+  --arg s "$share"
+inside "$b"
+mo=$out
+is "$(sed -n 1p <<<"$mo")" shared-content "a bind mount shows the host directory"
+is "$(sed -n 2p <<<"$mo")" EROFS "a bind mount with ro is read-only"
+ok "the ro bind did not write to the host" test ! -e "$share/g"
+is "$(sed -n 3p <<<"$mo")" ok "a tmpfs mount is writable under a read-only root"
+like "$(sed -n 4p <<<"$mo")" ' /mnt/t [^ ]*nosuid,nodev[^ ]* (.* )?- tmpfs ' "the tmpfs has nosuid,nodev"
+
+# A mount target that is a symlink to an absolute path is resolved inside the rootfs: the mount
+# must land in the rootfs (visible inside), never on the host path (invisible inside).
+outside=$T_WORK/outside
+mkdir -p "$outside"
+b=$(mkbundle symlink-target ls /evil/)
+mkdir -p "$b/rootfs$outside"
+ln -s "$outside" "$b/rootfs/evil"
+cfg "$b" '.mounts += [{destination: "/evil", type: "bind", source: $s, options: ["rbind", "ro"]}]' \
+  --arg s "$share"
+inside "$b"
+if [ "$rc" -ne 0 ]; then
+  pass "a symlinked mount target is refused or resolved inside the rootfs (refused: exit $rc)"
+else
+  is "$(sed -n 1p <<<"$out")" f "a symlinked mount target is refused or resolved inside the rootfs"
+fi
+nothing_left "$last_id" "$b" "no mount or process left by the symlinked target"
+
+b=$(mkbundle nopivot sh -c 'hostname; cat /etc/hostname; rrt-probe cwd')
+cfg "$b" '.hostname = "rrt-nopivot"'
+id=$(new_id nopivot)
+run rrt run --no-pivot -b "$b" "$id"
+is "$rc:$(paste -sd ' ' <<<"$out")" "0:rrt-nopivot rootlessrt /" "run --no-pivot"
+
+# ---------------------------------------------------------------- process
+
+b=$(mkbundle cwd rrt-probe cwd)
+mkdir -p "$b/rootfs/srv/work"
+cfg "$b" '.process.cwd = "/srv/work"'
+inside "$b"
+is "$out" "/srv/work" "process.cwd"
+
+b=$(mkbundle env rrt-probe env)
+cfg "$b" '.process.env = ["PATH=/bin", "FOO=bar baz", "EMPTY=", "RRT_TEST_BUNDLE=" + $b]' --arg b "$b"
+inside "$b"
+has_line "$out" '^FOO=bar baz$' "process.env: a value with a space"
+has_line "$out" '^EMPTY=$' "process.env: an empty value"
+has_line "$out" '^PATH=/bin$' "process.env: PATH"
+no_line "$out" '^(RRT_ROOT|TESTS_DIR|SPEC_DIR|PROBE)=' "nothing of the runtime's environment leaks in"
+
+b=$(mkbundle path-search rrt-probe exit 5)
+cfg "$b" '.process.env = ["PATH=/nowhere:/bin", "RRT_TEST_BUNDLE=" + $b]' --arg b "$b"
+inside "$b"
+is "$rc" 5 "process.args[0] is searched in the container's PATH"
+
+done_testing

@@ -1,0 +1,71 @@
+#!/bin/bash
+# run-all.sh BUILD: unit tests (BUILD/tests/test_*) then integration tests (BUILD/rootlessrt,
+# BUILD/rrt-probe); ends with the one line CI reads: "N passed, N failed[, N skipped]".
+set -u
+
+[ $# -eq 1 ] || {
+  echo "usage: run-all.sh BUILD" >&2
+  exit 2
+}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=$(readlink -f "$1") || {
+  echo "run-all: no build dir $1" >&2
+  exit 2
+}
+
+# count WORD LINE: the number before WORD in a summary line ("unit: 3 passed, 0 failed").
+count() {
+  local n
+  n=$(printf '%s\n' "$2" | sed -n "s/.*[^0-9]\([0-9][0-9]*\) $1.*/\1/p")
+  echo "${n:-0}"
+}
+
+pass=0
+fail=0
+skip=0
+
+shopt -s nullglob
+units=("$build"/tests/test_*)
+if [ ${#units[@]} -gt 0 ]; then
+  unit_out=$(sh "$here/run-unit.sh" "${units[@]}")
+  unit_rc=$?
+  printf '%s\n' "$unit_out"
+  line=$(printf '%s\n' "$unit_out" | grep '^unit: ' | tail -n 1)
+  if [ -z "$line" ]; then
+    echo "not ok - run-unit.sh printed no summary (exit status $unit_rc)"
+    fail=$((fail + 1))
+  else
+    pass=$((pass + $(count passed "$line")))
+    fail=$((fail + $(count failed "$line")))
+    if [ "$unit_rc" -ne 0 ] && [ "$(count failed "$line")" -eq 0 ]; then
+      fail=$((fail + 1))
+    fi
+  fi
+else
+  echo "unit: no test binaries in $build/tests"
+fi
+
+# Integration output streams (it takes a while); the summary line is taken from a copy.
+int_log=$(mktemp)
+bash "$here/run-integration.sh" "$build/rootlessrt" "$build/rrt-probe" 2>&1 | tee "$int_log"
+int_rc=${PIPESTATUS[0]}
+line=$(grep '^integration: [0-9]' "$int_log" | tail -n 1)
+rm -f "$int_log"
+if [ -z "$line" ]; then
+  echo "not ok - run-integration.sh printed no summary (exit status $int_rc)"
+  fail=$((fail + 1))
+else
+  pass=$((pass + $(count passed "$line")))
+  fail=$((fail + $(count failed "$line")))
+  skip=$((skip + $(count skipped "$line")))
+  if [ "$int_rc" -ne 0 ] && [ "$(count failed "$line")" -eq 0 ]; then
+    fail=$((fail + 1))
+  fi
+fi
+
+if [ "$skip" -gt 0 ]; then
+  echo "$pass passed, $fail failed, $skip skipped"
+else
+  echo "$pass passed, $fail failed"
+fi
+[ "$fail" -eq 0 ]
