@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rootlessrt/cgroup.h"
 #include "rootlessrt/container.h"
 #include "rootlessrt/hooks.h"
 #include "rootlessrt/init.h"
@@ -26,6 +27,7 @@
 #include "rootlessrt/net.h"
 #include "rootlessrt/state.h"
 #include "rootlessrt/sync.h"
+#include "rootlessrt/terminal_proxy.h"
 #include "rootlessrt/userns.h"
 #include "rootlessrt/util.h"
 
@@ -207,6 +209,12 @@ static int open_console_socket(struct create_ctx *c, struct rrt_error *err)
   c->console_fd = -1;
   if (!c->spec->process->terminal)
     return 0;
+  if (c->o->have_console_fd) {
+    c->console_fd = fcntl(c->o->console_fd, F_DUPFD_CLOEXEC, 3);
+    if (c->console_fd < 0)
+      return rrt_error_errno(err, "terminal socket");
+    return 0;
+  }
   if (!c->o->console_socket) {
     if (c->o->foreground)
       return 0; /* run: the terminal is ours (terminal.c) */
@@ -255,8 +263,6 @@ static int prepare_state(struct create_ctx *c, struct rrt_error *err)
     return rrt_error_set(err, ENAMETOOLONG, "start socket path");
   if (bind(c->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(c->listen_fd, 4) < 0)
     return rrt_error_errno(err, "start socket");
-  if (c->spec->process->terminal && c->o->foreground && !c->o->console_socket)
-    c->init.own_terminal = true;
   return 0;
 }
 
@@ -287,6 +293,26 @@ static int run_hooks(struct create_ctx *c, enum rrt_hook_kind kind, const char *
   return rrt_hooks_run(c->spec, kind, json, err);
 }
 
+/* A cgroup of its own when the caller has a delegated cgroup v2 subtree;
+ * otherwise limits cannot be applied, and the user is told. */
+static int setup_cgroup(struct create_ctx *c, pid_t init, struct rrt_error *err)
+{
+  if (rrt_cgroup_create(c->o->id, init, c->g->cgroup_disabled, &c->st.cgroup, err) < 0)
+    return rrt_error_wrap(err, "cgroup");
+  if (!c->spec->lnx.has_resource_limits)
+    return 0;
+  if (!c->st.cgroup) {
+    rrt_warn("linux.resources: limits are not applied: %s",
+             c->g->cgroup_disabled ? "--cgroup-manager=disabled"
+                                   : "no delegated cgroup v2 is available to this user");
+    return 0;
+  }
+  int applied = 0, asked = 0;
+  if (rrt_cgroup_update(c->st.cgroup, c->spec->lnx.resources_json, &applied, &asked, err) < 0)
+    return rrt_error_wrap(err, "linux.resources");
+  return 0;
+}
+
 /* Waits for the intermediate child when init is a grandchild. */
 static void reap_quietly(pid_t pid)
 {
@@ -309,9 +335,6 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
     return rrt_error_msgf(err, ENOTSUP,
                           "--systemd-cgroup: the systemd cgroup manager is not supported by "
                           "rootlessrt; use --cgroup-manager=cgroupfs or disabled");
-  if (c->spec->lnx.has_resource_limits)
-    rrt_warn("linux.resources: limits are not applied: no delegated cgroup v2 controllers are "
-             "available to this user");
   if (c->o->pid_file)
     c->pid_file = absolute(c->o->pid_file);
   if (open_console_socket(c, err) < 0)
@@ -384,6 +407,8 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   }
   c->st.pid = init;
   c->st.pid_start = rrt_proc_start_time(init);
+  if (setup_cgroup(c, init, err) < 0)
+    return -1;
   if (rrt_sync_send(parent_fd, RRT_SYNC_CONTINUE, 0, NULL, err) < 0)
     return -1;
   if (rrt_sync_expect(parent_fd, RRT_SYNC_NS_READY, NULL, NULL, err) < 0)
@@ -424,6 +449,7 @@ static void destroy_failed(struct create_ctx *c)
     kill_and_wait(c->st.pid, c->st.pid_start, 2000);
   if (c->st.net_helper > 0)
     kill_and_wait(c->st.net_helper, c->st.net_helper_start, 2000);
+  rrt_cgroup_destroy(c->st.cgroup);
   if (c->st.pid > 0 && c->spec && c->spec->hooks[RRT_HOOK_POSTSTOP].n > 0) {
     cleanup_free char *json = rrt_state_oci_json(&c->st, "stopped", false);
     rrt_hooks_run(c->spec, RRT_HOOK_POSTSTOP, json, &ignored);
@@ -529,6 +555,7 @@ static int destroy_loaded(struct loaded *l, struct rrt_error *err)
                           l->st.pid);
   if (l->st.net_helper > 0)
     kill_and_wait(l->st.net_helper, l->st.net_helper_start, 2000);
+  rrt_cgroup_destroy(l->st.cgroup);
   if (rrt_state_remove(l->root, l->st.id, err) < 0)
     return -1;
   struct rrt_error ignored = RRT_ERROR_INIT;
@@ -600,41 +627,93 @@ static int wait_init(pid_t init, int *status)
   }
 }
 
+/* Does the bundle's process ask for a terminal? (run decides before create
+ * whether it is the terminal itself.) */
+static bool bundle_wants_terminal(const struct rrt_create_opts *o)
+{
+  cleanup_free char *path = xasprintf("%s/config.json", o->bundle ? o->bundle : ".");
+  struct rrt_spec *spec = NULL;
+  if (rrt_spec_load(path, &spec, NULL) < 0)
+    return false; /* create reports the real error */
+  bool t = spec->process && spec->process->terminal;
+  rrt_spec_free(spec);
+  return t;
+}
+
+static void install_forwarding(pid_t init)
+{
+  fg_init = init;
+  struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
+  sigemptyset(&sa.sa_mask);
+  int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+  for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+    sigaction(sigs[i], &sa, NULL);
+}
+
 int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *o, int *status,
                       struct rrt_error *err)
 {
-  if (rrt_container_create(g, o, err) < 0)
-    return -1;
+  struct rrt_create_opts opts = *o;
+  struct rrt_tproxy tp = {.sock = {-1, -1}, .master = -1};
+  bool proxy = !o->detach && !o->console_socket && bundle_wants_terminal(o);
+  int ret = -1;
+  if (proxy) {
+    if (rrt_tproxy_open(&tp, err) < 0)
+      return -1;
+    opts.have_console_fd = true;
+    opts.console_fd = tp.sock[1];
+  } else if (o->detach && !o->console_socket && bundle_wants_terminal(o)) {
+    return rrt_error_msgf(err, EINVAL,
+                          "process.terminal is true: run --detach needs --console-socket");
+  }
+  if (rrt_container_create(g, &opts, err) < 0)
+    goto out;
   struct loaded l;
   if (load_container(g, o->id, false, false, &l, err) < 0) {
     loaded_free(&l);
-    return -1;
+    goto out;
   }
   pid_t init = l.st.pid;
   loaded_free(&l);
-  if (!o->detach) {
-    fg_init = init;
-    struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
-    sigemptyset(&sa.sa_mask);
-    int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
-    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-      sigaction(sigs[i], &sa, NULL);
+  if (proxy) {
+    rrt_tproxy_child_end_close(&tp);
+    if (rrt_tproxy_recv_master(&tp, err) < 0) {
+      struct rrt_error ignored = RRT_ERROR_INIT;
+      rrt_container_delete(g, o->id, true, &ignored);
+      rrt_error_clear(&ignored);
+      goto out;
+    }
   }
+  if (!o->detach)
+    install_forwarding(init);
   if (rrt_container_start(g, o->id, err) < 0) {
     struct rrt_error ignored = RRT_ERROR_INIT;
     rrt_container_delete(g, o->id, true, &ignored);
     rrt_error_clear(&ignored);
     if (!o->detach)
       reap_quietly(init);
-    return -1;
+    goto out;
   }
   *status = 0;
-  if (o->detach)
-    return 0;
-  if (wait_init(init, status) < 0)
-    return rrt_error_errno(err, "wait for the container");
+  if (o->detach) {
+    ret = 0;
+    goto out;
+  }
+  /* The copy loop ends when every slave fd is closed: the container is gone
+   * or has let go of its terminal; its status comes from wait. */
+  if (proxy && rrt_tproxy_run(&tp, err) < 0)
+    rrt_warn("terminal: %s", rrt_error_msg(err));
+  rrt_error_clear(err);
+  if (wait_init(init, status) < 0) {
+    rrt_error_errno(err, "wait for the container");
+    goto out;
+  }
   fg_init = -1;
-  return rrt_container_delete(g, o->id, true, err);
+  ret = rrt_container_delete(g, o->id, true, err);
+out:
+  if (proxy)
+    rrt_tproxy_close(&tp);
+  return ret;
 }
 
 int rrt_container_pids(pid_t init, pid_t **pids, size_t *n, struct rrt_error *err)

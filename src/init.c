@@ -109,6 +109,10 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
   }
   if (become_root(ia->plan, err) < 0)
     goto out;
+  /* The credential change cleared "dumpable", and our mm still belongs to
+   * the initial user namespace (it was forked, not exec'd): without this the
+   * owner's hooks could not open /proc/PID/ns/ of init until start. */
+  prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   if (open_namespaces(ia, fds, err) < 0 || join_namespaces(ia, fds, err) < 0)
     goto out;
   if (ia->ns_flags && unshare(ia->ns_flags) < 0) {
@@ -235,9 +239,6 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
   join_session_keyring(ia->no_new_keyring);
   if (ia->console_fd >= 0 && rrt_terminal_setup(spec->process, ia->console_fd, err) < 0)
     return rrt_error_wrap(err, "terminal");
-  /* The owner's hooks must be able to open the /proc/PID/ns files of this process
-   * until start: keep it dumpable (credential changes above may clear it). */
-  prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   return rrt_sync_send(ia->sync_fd, RRT_SYNC_CREATED, 0, NULL, err);
 }
 

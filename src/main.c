@@ -7,6 +7,7 @@
 
 #include "rootlessrt/cmd.h"
 #include "rootlessrt/log.h"
+#include "rootlessrt/reexec.h"
 #include "rootlessrt/spec.h"
 #include "rootlessrt/util.h"
 
@@ -33,6 +34,17 @@ static const struct verb verbs[] = {
     {"list", rrt_cmd_list, "list [-f|--format table|json] [-q|--quiet]", "list containers"},
     {"spec", rrt_cmd_spec, "spec [--rootless] [-b|--bundle DIR]",
      "write a default config.json into the bundle"},
+    {"exec", rrt_cmd_exec,
+     "exec [--process FILE] [-t|--tty] [--console-socket S] [-d|--detach] [--pid-file F]\n"
+     "     [-e|--env K=V]... [--cwd DIR] [-u|--user UID[:GID]] [--cap CAP]... [--no-new-privs]\n"
+     "     [--preserve-fds N] ID [CMD ARGS...]",
+     "run another process in a running container"},
+    {"ps", rrt_cmd_ps, "ps [-f|--format table|json] ID", "list the container's processes"},
+    {"pause", rrt_cmd_pause, "pause ID", "freeze every process (cgroup v2 freezer)"},
+    {"resume", rrt_cmd_resume, "resume ID", "thaw a paused container"},
+    {"update", rrt_cmd_update, "update [-r|--resources FILE|-] ID",
+     "change the resources of a container"},
+    {"features", rrt_cmd_features, "features", "print the features JSON document"},
 };
 
 static const struct verb *find_verb(const char *name)
@@ -198,6 +210,13 @@ int main(int argc, char **argv)
   if (!v) {
     rrt_error_msgf(&err, EINVAL, "unknown verb \"%s\" (see rootlessrt --help)", name);
     goto fail;
+  }
+  /* The verbs that put a process into a container run from a sealed copy. */
+  if (v->fn == rrt_cmd_create || v->fn == rrt_cmd_run || v->fn == rrt_cmd_exec) {
+    struct rrt_error e = RRT_ERROR_INIT;
+    if (rrt_reexec_sealed(argv, &e) < 0)
+      rrt_debug("running unsealed: %s", rrt_error_msg(&e));
+    rrt_error_clear(&e);
   }
   status = v->fn(&g, argc - optind, argv + optind, &err);
   if (status >= 0)

@@ -19,6 +19,12 @@ int rrt_cmd_kill(const struct rrt_global *g, int argc, char **argv, struct rrt_e
 int rrt_cmd_delete(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_list(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_spec(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
+int rrt_cmd_exec(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
+int rrt_cmd_ps(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
+int rrt_cmd_pause(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
+int rrt_cmd_resume(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
+int rrt_cmd_update(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
+int rrt_cmd_features(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 
 /* Shared by the verbs: exactly one positional argument, the container id. */
 int rrt_cmd_one_id(int argc, char **argv, int first, const char **id, struct rrt_error *err);

@@ -31,7 +31,9 @@ struct rrt_create_opts {
   bool no_new_keyring;
   bool detach;         /* run -d */
   bool foreground;     /* run without -d: create + start + wait + delete */
-  const char *network; /* --network */
+  bool have_console_fd; /* run with a terminal of its own: console_fd is the */
+  int console_fd;       /* socket init sends the pty master to */
+  const char *network;  /* --network */
   char **publish;      /* --publish, repeatable */
   size_t n_publish;
 };

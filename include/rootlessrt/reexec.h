@@ -1,0 +1,22 @@
+/* reexec.h: run from a sealed in-memory copy of ourselves (CVE-2019-5736). */
+#ifndef ROOTLESSRT_REEXEC_H
+#define ROOTLESSRT_REEXEC_H
+
+#include "rootlessrt/error.h"
+
+/*
+ * A container process that can reach /proc/PID/exe of a runtime process
+ * (init before its execve, an exec joining the container) could open the
+ * runtime binary for writing; rootless, that binary may well be owned by the
+ * user the container's root maps to. Before any of that, the verbs that put
+ * processes into a container re-execute themselves from a sealed memfd copy
+ * (F_SEAL_WRITE|SHRINK|GROW|SEAL): /proc/PID/exe then names that copy, which
+ * nobody can modify. Returns 0 when already sealed; otherwise does not return
+ * unless it fails (then the caller goes on, with a debug log line).
+ */
+int rrt_reexec_sealed(char **argv, struct rrt_error *err);
+
+/* True when /proc/self/exe is a sealed memfd. */
+int rrt_exe_is_sealed(void);
+
+#endif

@@ -1,0 +1,67 @@
+/* cmd_pause.c: `pause ID` and `resume ID` through the cgroup v2 freezer. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rootlessrt/cgroup.h"
+#include "rootlessrt/cmd.h"
+#include "rootlessrt/exec.h"
+#include "rootlessrt/util.h"
+
+static int freeze(const struct rrt_global *g, int argc, char **argv, bool on, struct rrt_error *err)
+{
+  const char *verb = argv[0];
+  bool help = false;
+  const char *id = NULL;
+  if (rrt_cmd_parse_flags(argc, argv, "+h", rrt_cmd_help_only, rrt_cmd_no_flags, NULL, &help, err) <
+      0)
+    return -1;
+  if (help) {
+    rrt_cmd_usage(verb);
+    return 0;
+  }
+  if (rrt_cmd_one_id(argc, argv, optind, &id, err) < 0)
+    return -1;
+  struct rrt_live l;
+  int ret = -1;
+  if (rrt_live_load(g, id, true, true, false, &l, err) < 0)
+    goto out;
+  const char *status = rrt_state_status(&l.st);
+  if (strcmp(status, "stopped") == 0) {
+    rrt_error_msgf(err, ESRCH, "%s: container \"%s\" is not running", verb, id);
+    goto out;
+  }
+  if (on && strcmp(status, "paused") == 0) {
+    rrt_error_msgf(err, EINVAL, "pause: container \"%s\" is already paused", id);
+    goto out;
+  }
+  if (!on && strcmp(status, "paused") != 0) {
+    rrt_error_msgf(err, EINVAL, "resume: container \"%s\" is %s, not paused", id, status);
+    goto out;
+  }
+  if (!l.st.cgroup) {
+    rrt_error_msgf(err, ENOTSUP,
+                   "%s: container \"%s\" has no cgroup: no freezer is available to an "
+                   "unprivileged user here (no delegated cgroup v2)",
+                   verb, id);
+    goto out;
+  }
+  if (rrt_cgroup_freeze(l.st.cgroup, on, err) < 0) {
+    rrt_error_wrap(err, "%s: container \"%s\"", verb, id);
+    goto out;
+  }
+  ret = 0;
+out:
+  rrt_live_free(&l);
+  return ret;
+}
+
+int rrt_cmd_pause(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err)
+{
+  return freeze(g, argc, argv, true, err);
+}
+
+int rrt_cmd_resume(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err)
+{
+  return freeze(g, argc, argv, false, err);
+}

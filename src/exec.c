@@ -1,0 +1,673 @@
+/* exec.c: another process in a container: join init's namespaces (user
+ * first, mount last), enter its root and cgroup, then the same last steps
+ * as init (process.c). Also the state loading shared by ps/pause/update. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rootlessrt/cgroup.h"
+#include "rootlessrt/confine.h"
+#include "rootlessrt/exec.h"
+#include "rootlessrt/log.h"
+#include "rootlessrt/sync.h"
+#include "rootlessrt/terminal_proxy.h"
+#include "rootlessrt/util.h"
+
+int rrt_live_load(const struct rrt_global *g, const char *id, bool exclusive, bool keep_lock,
+                  bool want_config, struct rrt_live *l, struct rrt_error *err)
+{
+  memset(l, 0, sizeof(*l));
+  l->dirfd = -1;
+  if (rrt_state_root(g->root, false, &l->root, err) < 0)
+    return -1;
+  cleanup_close int fd = -1;
+  if (rrt_state_open(l->root, id, exclusive, &fd, err) < 0)
+    return -1;
+  if (rrt_state_read(fd, &l->st, err) < 0)
+    return rrt_error_wrap(err, "container \"%s\"", id);
+  if (want_config) {
+    size_t len = 0;
+    if (rrt_read_file_at(fd, "config.json", &l->config_text, &len, err) < 0 ||
+        rrt_spec_parse(l->config_text, len, &l->spec, err) < 0)
+      return rrt_error_wrap(err, "container \"%s\"", id);
+  }
+  if (keep_lock)
+    l->dirfd = steal_fd(&fd);
+  return 0;
+}
+
+void rrt_live_free(struct rrt_live *l)
+{
+  free(l->root);
+  if (l->dirfd >= 0)
+    close(l->dirfd);
+  rrt_state_free(&l->st);
+  free(l->config_text);
+  rrt_spec_free(l->spec);
+  memset(l, 0, sizeof(*l));
+  l->dirfd = -1;
+}
+
+static bool same_ns(pid_t pid, const char *name)
+{
+  char a[64], b[64];
+  struct stat sa, sb;
+  snprintf(a, sizeof(a), "/proc/%d/ns/%s", pid, name);
+  snprintf(b, sizeof(b), "/proc/self/ns/%s", name);
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+}
+
+/* A container sharing our pid namespace: its processes are init's
+ * descendants (a scan by pid namespace would take every process we see). */
+static int descendants(pid_t init, pid_t **pids, size_t *n, struct rrt_error *err)
+{
+  DIR *d = opendir("/proc");
+  if (!d)
+    return rrt_error_errno(err, "open /proc");
+  size_t cap = 64, count = 0;
+  pid_t *all = xmalloc(cap * sizeof(*all)), *parent = xmalloc(cap * sizeof(*parent));
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    unsigned long long p;
+    if (rrt_parse_u64(de->d_name, &p) < 0)
+      continue;
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%llu/stat", p);
+    cleanup_free char *text = NULL;
+    if (rrt_read_file(path, &text, NULL, NULL) < 0)
+      continue;
+    char *rp = strrchr(text, ')');
+    int ppid = 0;
+    if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)
+      continue;
+    if (count == cap) {
+      cap *= 2;
+      all = xrealloc(all, cap * sizeof(*all));
+      parent = xrealloc(parent, cap * sizeof(*parent));
+    }
+    all[count] = (pid_t)p;
+    parent[count++] = ppid;
+  }
+  closedir(d);
+  pid_t *v = xmalloc((count + 1) * sizeof(*v));
+  size_t k = 0;
+  v[k++] = init;
+  for (size_t head = 0; head < k; head++)
+    for (size_t i = 0; i < count; i++)
+      if (parent[i] == v[head] && all[i] != init)
+        v[k++] = all[i];
+  free(all);
+  free(parent);
+  *pids = v;
+  *n = k;
+  return 0;
+}
+
+int rrt_live_pids(const struct rrt_state *st, pid_t **pids, size_t *n, struct rrt_error *err)
+{
+  pid_t init = st->pid;
+  struct stat sb;
+  if (st->cgroup && stat(st->cgroup, &sb) == 0) {
+    if (rrt_cgroup_pids(st->cgroup, pids, n, err) < 0)
+      return -1;
+    for (size_t i = 1; i < *n; i++)
+      if ((*pids)[i] == init) {
+        (*pids)[i] = (*pids)[0];
+        (*pids)[0] = init;
+      }
+    return 0;
+  }
+  if (same_ns(init, "pid"))
+    return descendants(init, pids, n, err);
+  return rrt_container_pids(init, pids, n, err);
+}
+
+/* ---------------------------------------------------------------- the process */
+
+static json_object *obj_member(json_object *o, const char *key, json_type type)
+{
+  json_object *v = NULL;
+  if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, type))
+    return v;
+  v = type == json_type_array ? json_object_new_array() : json_object_new_object();
+  json_object_object_add(o, key, v);
+  return v;
+}
+
+static void env_set(json_object *env, const char *kv)
+{
+  size_t klen = strcspn(kv, "=");
+  size_t n = json_object_array_length(env);
+  for (size_t i = 0; i < n; i++) {
+    const char *e = json_object_get_string(json_object_array_get_idx(env, i));
+    if (e && strncmp(e, kv, klen) == 0 && (e[klen] == '=' || e[klen] == '\0')) {
+      json_object_array_put_idx(env, i, json_object_new_string(kv));
+      return;
+    }
+  }
+  json_object_array_add(env, json_object_new_string(kv));
+}
+
+static bool strv_json_has(json_object *a, const char *s)
+{
+  for (size_t i = 0; i < json_object_array_length(a); i++)
+    if (strcmp(json_object_get_string(json_object_array_get_idx(a, i)), s) == 0)
+      return true;
+  return false;
+}
+
+static int parse_user(const char *s, json_object *proc, struct rrt_error *err)
+{
+  unsigned long long uid, gid;
+  cleanup_free char *copy = xstrdup(s);
+  char *colon = strchr(copy, ':');
+  if (colon)
+    *colon = '\0';
+  if (rrt_parse_u64(copy, &uid) < 0 || uid > UINT32_MAX ||
+      (colon && (rrt_parse_u64(colon + 1, &gid) < 0 || gid > UINT32_MAX)))
+    return rrt_error_msgf(err, EINVAL, "exec: --user \"%s\": expected UID[:GID] (numbers)", s);
+  json_object *u = obj_member(proc, "user", json_type_object);
+  json_object_object_add(u, "uid", json_object_new_int64((int64_t)uid));
+  if (colon)
+    json_object_object_add(u, "gid", json_object_new_int64((int64_t)gid));
+  return 0;
+}
+
+/* The command line over the container's own process object, as runc does:
+ * args replaced, env extended, the rest only when asked. */
+static int apply_cli(const struct rrt_exec_opts *o, json_object *proc, struct rrt_error *err)
+{
+  json_object *args = json_object_new_array();
+  for (char **a = o->args; a && *a; a++)
+    json_object_array_add(args, json_object_new_string(*a));
+  json_object_object_add(proc, "args", args);
+  json_object *env = obj_member(proc, "env", json_type_array);
+  for (char **e = o->env; e && *e; e++) {
+    if (!strchr(*e, '='))
+      return rrt_error_msgf(err, EINVAL, "exec: --env \"%s\": expected KEY=VALUE", *e);
+    env_set(env, *e);
+  }
+  if (o->cwd)
+    json_object_object_add(proc, "cwd", json_object_new_string(o->cwd));
+  if (o->user && parse_user(o->user, proc, err) < 0)
+    return -1;
+  if (o->caps && o->caps[0]) {
+    json_object *caps = obj_member(proc, "capabilities", json_type_object);
+    static const char *const sets[] = {"bounding", "effective", "permitted"};
+    for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+      json_object *set = obj_member(caps, sets[i], json_type_array);
+      for (char **c = o->caps; *c; c++) {
+        cleanup_free char *name =
+            strncasecmp(*c, "CAP_", 4) == 0 ? xstrdup(*c) : xasprintf("CAP_%s", *c);
+        for (char *p = name; *p; p++)
+          *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+        if (!strv_json_has(set, name))
+          json_object_array_add(set, json_object_new_string(name));
+      }
+    }
+  }
+  if (o->no_new_privs)
+    json_object_object_add(proc, "noNewPrivileges", json_object_new_boolean(1));
+  json_object_object_add(proc, "terminal", json_object_new_boolean(o->tty));
+  return 0;
+}
+
+/* The process to run, validated by the config parser itself. */
+static int build_process(const struct rrt_exec_opts *o, const char *config_text,
+                         struct rrt_spec **out, struct rrt_error *err)
+{
+  json_object *proc = NULL;
+  const char *what = "exec";
+  if (o->process_file) {
+    cleanup_free char *text = NULL;
+    if (rrt_read_file(o->process_file, &text, NULL, err) < 0)
+      return rrt_error_wrap(err, "exec: --process");
+    proc = json_tokener_parse(text);
+    if (!proc || !json_object_is_type(proc, json_type_object)) {
+      if (proc)
+        json_object_put(proc);
+      return rrt_error_msgf(err, EINVAL, "exec: --process %s: not a JSON object", o->process_file);
+    }
+    if (o->tty_set)
+      json_object_object_add(proc, "terminal", json_object_new_boolean(o->tty));
+    what = o->process_file;
+  } else {
+    json_object *cfg = json_tokener_parse(config_text);
+    json_object *p = NULL;
+    if (cfg && json_object_object_get_ex(cfg, "process", &p) &&
+        json_object_is_type(p, json_type_object))
+      proc = json_object_get(p);
+    if (cfg)
+      json_object_put(cfg);
+    if (!proc)
+      return rrt_error_msgf(err, EINVAL, "exec: the container's config.json has no process");
+    if (apply_cli(o, proc, err) < 0) {
+      json_object_put(proc);
+      return -1;
+    }
+  }
+  json_object *doc = json_object_new_object();
+  json_object_object_add(doc, "ociVersion", json_object_new_string(RRT_OCI_VERSION));
+  json_object *root = json_object_new_object();
+  json_object_object_add(root, "path", json_object_new_string("/"));
+  json_object_object_add(doc, "root", root);
+  json_object_object_add(doc, "process", proc);
+  const char *text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
+  int r = rrt_spec_parse(text, strlen(text), out, err);
+  json_object_put(doc);
+  if (r < 0)
+    return rrt_error_wrap(err, "exec: %s", what);
+  if (rrt_caps_validate((*out)->process->capabilities, err) < 0)
+    return rrt_error_wrap(err, "exec: %s", what);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- joining */
+
+/* Order matters: the user namespace first (it grants the capabilities the
+ * other setns calls need), the mount namespace last (after it, /proc paths
+ * are the container's). */
+static const struct {
+  int type;
+  const char *name;
+} ns_order[] = {
+    {CLONE_NEWUSER, "user"}, {CLONE_NEWCGROUP, "cgroup"}, {CLONE_NEWIPC, "ipc"},
+    {CLONE_NEWUTS, "uts"},   {CLONE_NEWNET, "net"},       {CLONE_NEWPID, "pid"},
+    {CLONE_NEWTIME, "time"}, {CLONE_NEWNS, "mnt"},
+};
+#define N_NS (sizeof(ns_order) / sizeof(ns_order[0]))
+
+struct target {
+  pid_t pid;
+  int ns[N_NS]; /* -1: shared with us, nothing to join */
+  int rootfd;
+  bool setgroups_allowed;
+  const char *cgroup;
+};
+
+static void target_close(struct target *t)
+{
+  for (size_t i = 0; i < N_NS; i++)
+    if (t->ns[i] >= 0)
+      close(t->ns[i]);
+  if (t->rootfd >= 0)
+    close(t->rootfd);
+}
+
+static int target_open(const struct rrt_state *st, struct target *t, struct rrt_error *err)
+{
+  t->pid = st->pid;
+  for (size_t i = 0; i < N_NS; i++) {
+    t->ns[i] = -1;
+    if (same_ns(st->pid, ns_order[i].name))
+      continue;
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/ns/%s", st->pid, ns_order[i].name);
+    t->ns[i] = open(path, O_RDONLY | O_CLOEXEC);
+    if (t->ns[i] < 0 && errno != ENOENT)
+      return rrt_error_errno(err, "exec: open %s", path);
+  }
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/root", st->pid);
+  t->rootfd = open(path, O_PATH | O_CLOEXEC);
+  if (t->rootfd < 0)
+    return rrt_error_errno(err, "exec: open %s", path);
+  /* The fds are of the right process only if it is still the same one. */
+  if (!rrt_proc_same(st->pid, st->pid_start))
+    return rrt_error_msgf(err, ESRCH, "container \"%s\" is not running", st->id);
+  snprintf(path, sizeof(path), "/proc/%d/setgroups", st->pid);
+  cleanup_free char *sg = NULL;
+  t->setgroups_allowed = rrt_read_file(path, &sg, NULL, NULL) < 0 || strncmp(sg, "allow", 5) == 0;
+  t->cgroup = st->cgroup;
+  return 0;
+}
+
+struct child_args {
+  const struct target *t;
+  const struct rrt_spec *container;
+  const struct rrt_spec *pspec;
+  struct rrt_seccomp_filter *filter;
+  const char *state_json;
+  int report_fd;
+  int console_fd;
+  int preserve_fds;
+};
+
+/* The grandchild: in the container's pid namespace; never returns. */
+__attribute__((noreturn)) static void run_process(const struct child_args *a)
+{
+  struct rrt_error err = RRT_ERROR_INIT;
+  const struct rrt_process *proc = a->pspec->process;
+  /* Our root is still the runtime's: take the container's, held open from
+   * before the mount namespace changed. */
+  if (fchdir(a->t->rootfd) < 0 || chroot(".") < 0) {
+    rrt_error_errno(&err, "exec: enter the container's root");
+    goto fail;
+  }
+  if (a->console_fd >= 0) {
+    if (rrt_pty_for_exec(proc, a->console_fd, &err) < 0) {
+      rrt_error_wrap(&err, "exec: terminal");
+      goto fail;
+    }
+    close(a->console_fd);
+  }
+  struct rrt_exec_ctx x = {
+      .spec = a->container,
+      .proc = proc,
+      .preserve_fds = a->preserve_fds,
+      .report_fd = a->report_fd,
+      .setgroups_allowed = a->t->setgroups_allowed,
+      .state_json = a->state_json,
+      .seccomp_cache = NULL,
+      .filter = a->filter,
+  };
+  rrt_process_exec(&x, &err);
+fail:
+  rrt_sync_send_error(a->report_fd, &err);
+  _exit(err.errnum == ENOENT ? 127 : err.errnum == EACCES ? 126 : 1);
+}
+
+/* The child: joins, forks the process (a pid namespace applies to children
+ * only), reports its pid, exits. */
+__attribute__((noreturn)) static void join_and_fork(const struct child_args *a)
+{
+  struct rrt_error err = RRT_ERROR_INIT;
+  if (a->t->cgroup && rrt_cgroup_enter(a->t->cgroup, 0, &err) < 0) {
+    rrt_error_wrap(&err, "exec: join the container's cgroup");
+    goto fail;
+  }
+  for (size_t i = 0; i < N_NS; i++) {
+    if (a->t->ns[i] >= 0 && setns(a->t->ns[i], ns_order[i].type) < 0) {
+      rrt_error_errno(&err, "exec: join the %s namespace of pid %d", ns_order[i].name, a->t->pid);
+      goto fail;
+    }
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    rrt_error_errno(&err, "exec: fork");
+    goto fail;
+  }
+  if (pid == 0)
+    run_process(a);
+  if (rrt_sync_send(a->report_fd, RRT_SYNC_INIT_PID, pid, NULL, &err) < 0) {
+    kill(pid, SIGKILL);
+    _exit(1);
+  }
+  _exit(0);
+fail:
+  rrt_sync_send_error(a->report_fd, &err);
+  _exit(1);
+}
+
+static int write_pid_file(const char *path, pid_t pid, struct rrt_error *err)
+{
+  cleanup_free char *tmp = xasprintf("%s.rrt-tmp", path);
+  cleanup_free char *txt = xasprintf("%d", pid);
+  if (rrt_write_file(tmp, txt, strlen(txt), O_CREAT | O_TRUNC, 0644, err) < 0)
+    return rrt_error_wrap(err, "--pid-file");
+  if (rename(tmp, path) < 0) {
+    unlink(tmp);
+    return rrt_error_errno(err, "--pid-file: rename to %s", path);
+  }
+  return 0;
+}
+
+static int connect_console(const char *path, struct rrt_error *err)
+{
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  if (strlen(path) >= sizeof(sa.sun_path))
+    return rrt_error_set(err, ENAMETOOLONG, "--console-socket %s", path);
+  strcpy(sa.sun_path, path);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return rrt_error_errno(err, "--console-socket: socket");
+  if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+    int e = errno;
+    close(fd);
+    return rrt_error_set(err, e, "--console-socket %s: connect", path);
+  }
+  return fd;
+}
+
+static volatile pid_t fg_pid = -1;
+
+static void forward_signal(int sig)
+{
+  if (fg_pid > 0)
+    kill(fg_pid, sig);
+}
+
+static void forward_signals(bool winch)
+{
+  struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
+  sigemptyset(&sa.sa_mask);
+  int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+  for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+    if (sigs[i] != SIGWINCH || winch)
+      sigaction(sigs[i], &sa, NULL);
+}
+
+static int wait_status(pid_t pid)
+{
+  for (;;) {
+    int ws;
+    pid_t p = waitpid(-1, &ws, 0);
+    if (p < 0) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    if (p != pid)
+      continue; /* orphans of the container reparented to us */
+    if (WIFEXITED(ws))
+      return WEXITSTATUS(ws);
+    if (WIFSIGNALED(ws))
+      return 128 + WTERMSIG(ws);
+  }
+}
+
+/* Reads the children's reports: the pid, then EOF (execve succeeded: the
+ * socket is close-on-exec) or an error. */
+static int collect_reports(int fd, pid_t *pid, struct rrt_error *err)
+{
+  struct rrt_error failure = RRT_ERROR_INIT;
+  for (int i = 0; i < 8; i++) {
+    struct rrt_sync_msg m;
+    struct rrt_error e = RRT_ERROR_INIT;
+    int r = rrt_sync_recv(fd, &m, &e);
+    if (r == RRT_SYNC_EOF) {
+      rrt_error_clear(&e);
+      break;
+    }
+    if (r < 0) {
+      if (!failure.msg)
+        rrt_error_move(&failure, &e);
+      rrt_error_clear(&e);
+      continue;
+    }
+    if (m.type == RRT_SYNC_INIT_PID)
+      *pid = (pid_t)m.value;
+    rrt_sync_msg_free(&m);
+  }
+  if (failure.msg) {
+    rrt_error_move(err, &failure);
+    return -1;
+  }
+  if (*pid <= 0)
+    return rrt_error_msgf(err, EPROTO, "exec: the process did not start");
+  return 0;
+}
+
+struct exec_run {
+  struct rrt_live l;
+  struct rrt_spec *pspec;
+  struct rrt_seccomp_filter *filter;
+  char *state_json;
+  struct target t;
+  struct rrt_tproxy tp;
+  int console_fd;
+};
+
+static int prepare(const struct rrt_global *g, const struct rrt_exec_opts *o, struct exec_run *r,
+                   struct rrt_error *err)
+{
+  if (rrt_live_load(g, o->id, false, false, true, &r->l, err) < 0)
+    return -1;
+  const char *status = rrt_state_status(&r->l.st);
+  if (strcmp(status, "stopped") == 0)
+    return rrt_error_msgf(err, ESRCH, "exec: container \"%s\" is stopped: cannot exec in it",
+                          o->id);
+  if (strcmp(status, "paused") == 0)
+    return rrt_error_msgf(err, EBUSY, "exec: container \"%s\" is paused: resume it first", o->id);
+  if (build_process(o, r->l.config_text, &r->pspec, err) < 0)
+    return -1;
+  const struct rrt_process *proc = r->pspec->process;
+  if (proc->terminal && o->detach && !o->console_socket)
+    return rrt_error_msgf(err, EINVAL,
+                          "exec: a terminal with --detach needs --console-socket to hand it to");
+  if (!proc->terminal && o->console_socket)
+    return rrt_error_msgf(err, EINVAL, "exec: --console-socket needs a terminal (-t)");
+  /* Compiled here: the container's mount namespace has no libseccomp cache. */
+  const struct rrt_seccomp *sc = r->l.spec->lnx.seccomp;
+  if (sc && rrt_seccomp_compile(sc, NULL, &r->filter, err) < 0)
+    return rrt_error_wrap(err, "exec: linux.seccomp");
+  r->state_json = rrt_state_oci_json(&r->l.st, NULL, false);
+  if (target_open(&r->l.st, &r->t, err) < 0)
+    return -1;
+  if (proc->terminal) {
+    if (o->console_socket) {
+      r->console_fd = connect_console(o->console_socket, err);
+      if (r->console_fd < 0)
+        return -1;
+    } else {
+      if (rrt_tproxy_open(&r->tp, err) < 0)
+        return -1;
+      r->console_fd = r->tp.sock[1];
+    }
+  }
+  return 0;
+}
+
+static void exec_run_free(struct exec_run *r)
+{
+  if (r->console_fd >= 0 && r->console_fd != r->tp.sock[1])
+    close(r->console_fd);
+  rrt_tproxy_close(&r->tp);
+  target_close(&r->t);
+  free(r->state_json);
+  rrt_seccomp_filter_free(r->filter);
+  rrt_spec_free(r->pspec);
+  rrt_live_free(&r->l);
+}
+
+static int finish(const struct rrt_exec_opts *o, struct exec_run *r, pid_t pid,
+                  struct rrt_error *err)
+{
+  bool proxy = r->tp.sock[0] >= 0;
+  if (proxy && rrt_tproxy_recv_master(&r->tp, err) < 0)
+    return -1;
+  if (o->pid_file && write_pid_file(o->pid_file, pid, err) < 0)
+    return -1;
+  if (o->detach)
+    return 0;
+  int status = 0;
+  if (proxy && rrt_tproxy_run(&r->tp, err) < 0)
+    rrt_warn("%s", rrt_error_msg(err));
+  status = wait_status(pid);
+  fg_pid = -1;
+  if (status < 0)
+    return rrt_error_errno(err, "exec: wait for the process");
+  return status;
+}
+
+int rrt_exec(const struct rrt_global *g, const struct rrt_exec_opts *o, struct rrt_error *err)
+{
+  struct exec_run r = {.console_fd = -1, .tp = {{-1, -1}, -1}};
+  for (size_t i = 0; i < N_NS; i++)
+    r.t.ns[i] = -1;
+  r.t.rootfd = -1;
+  int ret = -1;
+  if (prepare(g, o, &r, err) < 0)
+    goto out;
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+    rrt_error_errno(err, "exec: socketpair");
+    goto out;
+  }
+  /* In the foreground the process is reparented to us once the joining
+   * child exits: we wait for it and forward signals to it. */
+  if (!o->detach && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+    rrt_error_errno(err, "prctl(PR_SET_CHILD_SUBREAPER)");
+    goto out_sv;
+  }
+  struct child_args a = {
+      .t = &r.t,
+      .container = r.l.spec,
+      .pspec = r.pspec,
+      .filter = r.filter,
+      .state_json = r.state_json,
+      .report_fd = sv[1],
+      .console_fd = r.console_fd,
+      .preserve_fds = o->preserve_fds,
+  };
+  pid_t child = fork();
+  if (child < 0) {
+    rrt_error_errno(err, "exec: fork");
+    goto out_sv;
+  }
+  if (child == 0) {
+    close(sv[0]);
+    join_and_fork(&a);
+  }
+  close(sv[1]);
+  sv[1] = -1;
+  if (r.tp.sock[1] >= 0) {
+    rrt_tproxy_child_end_close(&r.tp);
+    r.console_fd = -1;
+  } else if (r.console_fd >= 0) {
+    close(r.console_fd);
+    r.console_fd = -1;
+  }
+  pid_t pid = 0;
+  int cr = collect_reports(sv[0], &pid, err);
+  while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+    ;
+  if (cr < 0) {
+    /* The process failed before execve: in the foreground, its status
+     * (127/126 like a shell), the message logged; detached, the error. */
+    if (pid > 0 && !o->detach) {
+      int status = wait_status(pid);
+      rrt_log(RRT_LOG_ERROR, "%s", rrt_error_msg(err));
+      rrt_error_clear(err);
+      ret = status < 0 ? 1 : status;
+    }
+    goto out_sv;
+  }
+  if (!o->detach) {
+    fg_pid = pid;
+    forward_signals(r.tp.sock[0] < 0);
+  }
+  ret = finish(o, &r, pid, err);
+  if (ret < 0 && !o->detach)
+    kill(pid, SIGKILL);
+out_sv:
+  close(sv[0]);
+  if (sv[1] >= 0)
+    close(sv[1]);
+out:
+  exec_run_free(&r);
+  return ret;
+}

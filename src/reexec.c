@@ -1,0 +1,53 @@
+/* reexec.c: re-execute from a sealed memfd copy of the binary (CVE-2019-5736). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rootlessrt/reexec.h"
+#include "rootlessrt/util.h"
+
+#define SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+
+extern char **environ;
+
+int rrt_exe_is_sealed(void)
+{
+  cleanup_close int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  int seals = fcntl(fd, F_GET_SEALS);
+  return seals >= 0 && (seals & SEALS) == SEALS;
+}
+
+int rrt_reexec_sealed(char **argv, struct rrt_error *err)
+{
+  if (rrt_exe_is_sealed())
+    return 0;
+  cleanup_close int src = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (src < 0)
+    return rrt_error_errno(err, "open /proc/self/exe");
+  struct stat st;
+  if (fstat(src, &st) < 0)
+    return rrt_error_errno(err, "stat /proc/self/exe");
+  /* Not MFD_CLOEXEC: fexecve of a script would need the fd, but ours is an
+   * ELF binary; CLOEXEC keeps the copy from leaking into the container. */
+  cleanup_close int mfd = memfd_create("rootlessrt", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (mfd < 0)
+    return rrt_error_errno(err, "memfd_create");
+  off_t off = 0;
+  while (off < st.st_size) {
+    ssize_t n = sendfile(mfd, src, &off, (size_t)(st.st_size - off));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return rrt_error_errno(err, "copy /proc/self/exe to a memfd");
+  }
+  if (fcntl(mfd, F_ADD_SEALS, SEALS) < 0)
+    return rrt_error_errno(err, "seal the memfd");
+  fexecve(mfd, argv, environ);
+  return rrt_error_errno(err, "fexecve the sealed copy");
+}

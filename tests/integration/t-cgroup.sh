@@ -1,0 +1,120 @@
+#!/bin/bash
+# t-cgroup.sh: the container's own cgroup v2 directory when the user has a delegated one
+# (run-integration.sh delegates one when it runs as root): pause/resume through cgroup.freeze,
+# state "paused", ps and exec through the cgroup, update, cleanup at delete; and without one, the
+# clear errors of pause/resume/update.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
+source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
+
+# Our own cgroup v2 directory: /proc/self/cgroup "0::/path" under the cgroup2 mount.
+own_cgroup_dir() {
+  local cg mnt
+  cg=$(sed -n 's/^0:://p' /proc/self/cgroup)
+  mnt=$(awk '$9 == "cgroup2" && $4 == "/" {print $5; exit}' /proc/self/mountinfo)
+  [ -n "$cg" ] && [ -n "$mnt" ] && printf '%s%s\n' "$mnt" "${cg%/}"
+}
+delegated=0
+dir=$(own_cgroup_dir)
+if [ "${RRT_CGROUP_DELEGATED:-0}" = 1 ] && [ -n "$dir" ] && [ -w "$dir" ] && [ -w "$dir/cgroup.procs" ]; then
+  delegated=1
+fi
+
+b=$(mkbundle cg rrt-probe spawn-sleep)
+
+# ---------------------------------------------------------------- without a delegated cgroup
+id0=$(new_id nocg)
+o0=$T_WORK/nocg.out
+rrt --cgroup-manager disabled run -d -b "$b" "$id0" >"$o0" 2>&1
+is "$?" 0 "run -d with --cgroup-manager disabled"
+run rrt pause "$id0"
+is "$rc" 1 "pause without a cgroup exits 1"
+like "$err" "container \"$id0\" has no cgroup: no freezer is available to an unprivileged user" \
+  "and says no freezer is available"
+is "$(status_of "$id0")" running "the container keeps running"
+run rrt resume "$id0"
+is "$rc" 1 "resume of a running container exits 1"
+like "$err" 'not paused' "and says it is not paused"
+printf '{"memory": {"limit": 67108864}, "pids": {"limit": 10}}' >"$T_WORK/res.json"
+run rrt update --resources "$T_WORK/res.json" "$id0"
+is "$rc" 1 "update without a cgroup exits 1"
+like "$err" 'memory\.limit: no delegated cgroup v2 memory controller available' "names memory.limit"
+like "$err" 'pids\.limit: no delegated cgroup v2 pids controller available' "names pids.limit"
+RUN_STDIN=$T_WORK/res.json run rrt update -r - "$id0"
+is "$rc" 1 "update -r - reads stdin (and fails the same way)"
+printf '{}' >"$T_WORK/empty.json"
+run rrt update -r "$T_WORK/empty.json" "$id0"
+is "$rc" 0 "update with no limit asked exits 0"
+run rrt update "$id0"
+isnt "$rc" 0 "update without --resources fails"
+run rrt delete -f "$id0"
+nothing_left "$id0" "$b"
+
+if [ "$delegated" != 1 ]; then
+  skip "no delegated cgroup v2: ${RRT_CGROUP_SKIP:-RRT_CGROUP_DELEGATED is not set}" 26
+  done_testing
+fi
+
+# ---------------------------------------------------------------- with a delegated cgroup
+id=$(new_id cg)
+o=$T_WORK/cg.out
+rrt run -d -b "$b" "$id" >"$o" 2>&1
+is "$?" 0 "run -d in a delegated cgroup"
+wait_until 10 grep -qE '^[0-9]+$' "$o"
+init=$(state_field "$id" .pid)
+child=$(awk '{print $1}' "/proc/$init/task/$init/children" 2>/dev/null)
+cg=$dir/rootlessrt-$id
+ok "the container has its own cgroup $cg" test -d "$cg"
+is "$(sort -n "$cg/cgroup.procs" | paste -sd' ')" "$(printf '%s\n' "$init" "$child" | sort -n | paste -sd' ')" \
+  "init and its child are in it"
+run rrt ps -f json "$id"
+is "$(jq -c 'sort' <<<"$out")" "$(jq -nc --argjson a "$init" --argjson b "$child" '[$a,$b] | sort')" \
+  "ps lists the cgroup's processes"
+run rrt exec -d --pid-file "$T_WORK/e.pid" "$id" rrt-probe sleep 1000
+epid=$(cat "$T_WORK/e.pid" 2>/dev/null)
+ok "an exec'd process joins the container's cgroup" grep -qx "${epid:-none}" "$cg/cgroup.procs"
+
+run rrt pause "$id"
+is "$rc" 0 "pause"
+[ "$rc" = 0 ] || diag "$err"
+is "$(status_of "$id")" paused "state says paused"
+is "$(state_field "$id" .status)" paused "state JSON status paused"
+has_line "$(cat "$cg/cgroup.events" 2>/dev/null)" '^frozen 1$' "cgroup.events says frozen"
+run rrt pause "$id"
+isnt "$rc" 0 "pause of a paused container fails"
+run rrt exec "$id" true
+isnt "$rc" 0 "exec into a paused container fails"
+like "$err" 'paused' "and says it is paused"
+run rrt resume "$id"
+is "$rc" 0 "resume"
+is "$(status_of "$id")" running "state says running again"
+has_line "$(cat "$cg/cgroup.events" 2>/dev/null)" '^frozen 0$' "cgroup.events says thawed"
+
+# The core interface files are the owner's whatever controllers there are.
+printf '{"unified": {"cgroup.max.descendants": "7"}, "pids": {"limit": 10}}' >"$T_WORK/u.json"
+run rrt update -r "$T_WORK/u.json" "$id"
+is "$rc" 0 "update applies what it can"
+is "$(cat "$cg/cgroup.max.descendants" 2>/dev/null)" 7 "unified cgroup.max.descendants written"
+if [ -e "$cg/pids.max" ]; then
+  is "$(cat "$cg/pids.max")" 10 "pids.max written"
+else
+  like "$err" 'pids\.limit: the pids controller is not enabled' "says pids.limit could not be applied"
+fi
+
+run rrt kill --all "$id" KILL
+wait_status "$id" stopped 10
+is "$(status_of "$id")" stopped "kill --all stops it"
+run rrt delete "$id"
+is "$rc" 0 "delete"
+ok "delete removes the container's cgroup" test ! -e "$cg"
+nothing_left "$id" "$b"
+
+# delete -f of a paused container: cgroup.kill reaches frozen processes.
+id2=$(new_id cg2)
+rrt run -d -b "$b" "$id2" >/dev/null 2>&1
+run rrt pause "$id2"
+is "$rc" 0 "pause a second container"
+run rrt delete -f "$id2"
+is "$rc" 0 "delete -f of a paused container"
+ok "its cgroup is gone" test ! -e "$dir/rootlessrt-$id2"
+nothing_left "$id2" "$b"
+done_testing
