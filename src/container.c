@@ -31,6 +31,18 @@
 #include "rootlessrt/userns.h"
 #include "rootlessrt/util.h"
 
+/* --debug shows where create/run spend their time. */
+static double since_start_ms(void)
+{
+  static struct timespec t0;
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  if (t0.tv_sec == 0 && t0.tv_nsec == 0)
+    t0 = now;
+  return (double)(now.tv_sec - t0.tv_sec) * 1e3 + (double)(now.tv_nsec - t0.tv_nsec) / 1e6;
+}
+#define PHASE(name) rrt_debug("%8.3f ms: %s", since_start_ms(), name)
+
 static char *now_rfc3339(void)
 {
   struct timespec ts;
@@ -324,6 +336,7 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
 {
   if (load_bundle(c, err) < 0)
     return -1;
+  PHASE("config loaded");
   if (rrt_net_config_build(c->spec, c->o->network, c->o->publish, c->o->n_publish, &c->net, err) <
       0)
     return -1;
@@ -379,6 +392,7 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
 
   /* The user namespace first, alone: every namespace the child creates
    * afterwards is owned by it, so its owner (this user) can enter them. */
+  PHASE("cloning");
   int flags = SIGCHLD | (c->plan.create ? CLONE_NEWUSER : 0);
   cleanup_pid pid_t child = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
   if (child < 0)
@@ -393,6 +407,7 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
 
   if (c->plan.create && rrt_userns_write_maps(child, &c->plan, err) < 0)
     return rrt_error_wrap(err, "user namespace");
+  PHASE("id maps written");
   if (rrt_sync_send(parent_fd, RRT_SYNC_MAPPED, 0, NULL, err) < 0)
     return -1;
   int64_t v = 0;
@@ -413,6 +428,7 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
     return -1;
   if (rrt_sync_expect(parent_fd, RRT_SYNC_NS_READY, NULL, NULL, err) < 0)
     return -1;
+  PHASE("namespaces and mounts ready");
 
   if (c->net.mode == RRT_NET_SLIRP) {
     pid_t helper = 0;
@@ -431,6 +447,7 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
     return -1;
   if (rrt_sync_expect(parent_fd, RRT_SYNC_CREATED, NULL, NULL, err) < 0)
     return -1;
+  PHASE("init created and blocked");
   if (c->pid_file && write_pid_file(c->pid_file, init, err) < 0)
     return -1;
   /* Success: init stays blocked until start; the guards disarm. */
@@ -653,6 +670,7 @@ static void install_forwarding(pid_t init)
 int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *o, int *status,
                       struct rrt_error *err)
 {
+  PHASE("run");
   struct rrt_create_opts opts = *o;
   struct rrt_tproxy tp = {.sock = {-1, -1}, .master = -1};
   bool proxy = !o->detach && !o->console_socket && bundle_wants_terminal(o);
@@ -704,12 +722,15 @@ int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *
   if (proxy && rrt_tproxy_run(&tp, err) < 0)
     rrt_warn("terminal: %s", rrt_error_msg(err));
   rrt_error_clear(err);
+  PHASE("started");
   if (wait_init(init, status) < 0) {
     rrt_error_errno(err, "wait for the container");
     goto out;
   }
+  PHASE("container exited");
   fg_init = -1;
   ret = rrt_container_delete(g, o->id, true, err);
+  PHASE("deleted");
 out:
   if (proxy)
     rrt_tproxy_close(&tp);

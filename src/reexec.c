@@ -1,6 +1,7 @@
 /* reexec.c: re-execute from a sealed memfd copy of the binary (CVE-2019-5736). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
@@ -23,6 +24,17 @@ int rrt_exe_is_sealed(void)
   return seals >= 0 && (seals & SEALS) == SEALS;
 }
 
+/* The attack needs write access to the binary from inside the container. The
+ * container's users are the caller (as root) and the caller's subordinate
+ * ids; a binary owned by another user (root, typically, installed in
+ * /usr/local/bin) with no group or other write bit is out of their reach, and
+ * then the copy (a second dynamic load, ~1 ms) is not worth paying. */
+static bool exe_out_of_reach(const struct stat *st)
+{
+  return st->st_uid != getuid() && st->st_uid != geteuid() && (st->st_mode & 0022) == 0 &&
+         st->st_nlink > 0 && st->st_uid == 0;
+}
+
 int rrt_reexec_sealed(char **argv, struct rrt_error *err)
 {
   if (rrt_exe_is_sealed())
@@ -33,6 +45,8 @@ int rrt_reexec_sealed(char **argv, struct rrt_error *err)
   struct stat st;
   if (fstat(src, &st) < 0)
     return rrt_error_errno(err, "stat /proc/self/exe");
+  if (exe_out_of_reach(&st) && !getenv("ROOTLESSRT_ALWAYS_SEAL"))
+    return 0;
   /* Not MFD_CLOEXEC: fexecve of a script would need the fd, but ours is an
    * ELF binary; CLOEXEC keeps the copy from leaking into the container. */
   cleanup_close int mfd = memfd_create("rootlessrt", MFD_CLOEXEC | MFD_ALLOW_SEALING);

@@ -434,49 +434,79 @@ static char *describe_status(int status)
   return xasprintf("ended with wait status %d", status);
 }
 
-static int run_helper(const char *name, pid_t pid, const struct rrt_id_mappings *m,
-                      struct rrt_error *err)
+/* A helper started but not yet waited for: newgidmap and newuidmap run at
+ * the same time (each is a setuid exec costing milliseconds). */
+struct helper_run {
+  const char *name;
+  char *path;
+  char *cmd;
+  pid_t child;
+  int out_r;
+  int report_r;
+};
+
+static void helper_run_free(struct helper_run *h)
 {
-  cleanup_free char *path = find_helper(name);
-  if (!path)
+  if (h->child > 0)
+    rrt_cleanup_pidp(&h->child);
+  if (h->out_r >= 0)
+    close(h->out_r);
+  if (h->report_r >= 0)
+    close(h->report_r);
+  free(h->path);
+  free(h->cmd);
+}
+
+static int start_helper(const char *name, pid_t pid, const struct rrt_id_mappings *m,
+                        struct helper_run *h, struct rrt_error *err)
+{
+  *h = (struct helper_run){.name = name, .child = -1, .out_r = -1, .report_r = -1};
+  h->path = find_helper(name);
+  if (!h->path)
     return rrt_error_set(err, 0,
                          "%s: not found (looked in PATH, /usr/bin, /usr/sbin, /bin; install "
                          "shadow's uidmap package)",
                          name);
   cleanup_strv char **argv = helper_argv(name, pid, m);
-  cleanup_free char *cmd = strv_join(argv);
+  h->cmd = strv_join(argv);
 
   int out[2], report[2];
   if (pipe2(out, O_CLOEXEC) < 0)
-    return rrt_error_errno(err, "%s: pipe", cmd);
-  cleanup_close int out_r = out[0], out_w = out[1];
+    return rrt_error_errno(err, "%s: pipe", h->cmd);
+  h->out_r = out[0];
+  cleanup_close int out_w = out[1];
   if (pipe2(report, O_CLOEXEC) < 0)
-    return rrt_error_errno(err, "%s: pipe", cmd);
-  cleanup_close int report_r = report[0], report_w = report[1];
+    return rrt_error_errno(err, "%s: pipe", h->cmd);
+  h->report_r = report[0];
+  cleanup_close int report_w = report[1];
 
-  cleanup_pid pid_t child = fork();
-  if (child < 0)
-    return rrt_error_errno(err, "%s: fork", cmd);
-  if (child == 0)
-    exec_helper(path, argv, out_w, report_w);
-  /* Drop our write ends so the reads below see EOF when the helper exits. */
-  close(steal_fd(&out_w));
-  close(steal_fd(&report_w));
+  h->child = fork();
+  if (h->child < 0)
+    return rrt_error_errno(err, "%s: fork", h->cmd);
+  if (h->child == 0)
+    exec_helper(h->path, argv, out_w, report_w);
+  /* Our write ends close here, so the reads in finish_helper see EOF when
+   * the helper exits. */
+  return 0;
+}
 
+static int finish_helper(struct helper_run *h, struct rrt_error *err)
+{
+  const char *cmd = h->cmd;
   cleanup_free char *output = NULL;
-  if (rrt_read_fd(out_r, &output, NULL, err) < 0)
+  if (rrt_read_fd(h->out_r, &output, NULL, err) < 0)
     return rrt_error_wrap(err, "%s: read its output", cmd);
   int exec_errno = 0;
-  ssize_t got = rrt_read_all(report_r, &exec_errno, sizeof(exec_errno));
+  ssize_t got = rrt_read_all(h->report_r, &exec_errno, sizeof(exec_errno));
 
   int status;
-  while (waitpid(child, &status, 0) < 0)
+  while (waitpid(h->child, &status, 0) < 0)
     if (errno != EINTR)
       return rrt_error_errno(err, "%s: waitpid", cmd);
-  steal_pid(&child);
+  h->child = -1;
 
   if (got == (ssize_t)sizeof(exec_errno))
-    return rrt_error_set(err, exec_errno, "%s: exec %s", name, path);
+    return rrt_error_set(err, exec_errno, "%s: exec %s", h->name, h->path);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return 0;
   /* Keep the helper's own words: they say which subuid check failed. */
@@ -485,6 +515,29 @@ static int run_helper(const char *name, pid_t pid, const struct rrt_id_mappings 
     output[--len] = '\0';
   cleanup_free char *how = describe_status(status);
   return rrt_error_set(err, 0, "%s: %s%s%.1024s", cmd, how, len ? ": " : "", output);
+}
+
+static int run_helpers(pid_t pid, const struct rrt_userns_plan *plan, struct rrt_error *err)
+{
+  struct helper_run gid = {.child = -1, .out_r = -1, .report_r = -1};
+  struct helper_run uid = {.child = -1, .out_r = -1, .report_r = -1};
+  int ret = -1;
+  if (start_helper("newgidmap", pid, &plan->gid_map, &gid, err) < 0 ||
+      start_helper("newuidmap", pid, &plan->uid_map, &uid, err) < 0)
+    goto out;
+  /* Both are waited for even when the first failed: no zombie, and the
+   * first failure is the one reported. */
+  ret = finish_helper(&gid, err);
+  struct rrt_error uerr = RRT_ERROR_INIT;
+  if (finish_helper(&uid, &uerr) < 0 && ret == 0) {
+    rrt_error_move(err, &uerr);
+    ret = -1;
+  }
+  rrt_error_clear(&uerr);
+out:
+  helper_run_free(&gid);
+  helper_run_free(&uid);
+  return ret;
 }
 
 int rrt_userns_write_maps(pid_t pid, const struct rrt_userns_plan *plan, struct rrt_error *err)
@@ -496,9 +549,7 @@ int rrt_userns_write_maps(pid_t pid, const struct rrt_userns_plan *plan, struct 
   case RRT_MAP_SELF:
     return write_map_files(pid, plan, err);
   case RRT_MAP_HELPERS:
-    if (run_helper("newgidmap", pid, &plan->gid_map, err) < 0)
-      return -1;
-    return run_helper("newuidmap", pid, &plan->uid_map, err);
+    return run_helpers(pid, plan, err);
   }
   return rrt_error_set(err, EINVAL, "unknown id-map method %d", (int)plan->method);
 }

@@ -11,8 +11,10 @@
  * user the container's root maps to. Before any of that, the verbs that put
  * processes into a container re-execute themselves from a sealed memfd copy
  * (F_SEAL_WRITE|SHRINK|GROW|SEAL): /proc/PID/exe then names that copy, which
- * nobody can modify. Returns 0 when already sealed; otherwise does not return
- * unless it fails (then the caller goes on, with a debug log line).
+ * nobody can modify. Skipped when the binary is root's and not group/other
+ * writable: no user of the container can write it then (ROOTLESSRT_ALWAYS_SEAL=1
+ * forces the copy). Returns 0 when sealed or not needed; otherwise does not
+ * return unless it fails (then the caller goes on, with a debug log line).
  */
 int rrt_reexec_sealed(char **argv, struct rrt_error *err);
 
