@@ -30,6 +30,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 PROBE := $(BUILD)/rrt-probe
+CONSOLE_RECV := $(BUILD)/console-recv
 
 .PHONY: all deps demo check check-asan unit integration bench lint format install clean fuzz podman-check
 
@@ -59,21 +60,27 @@ $(PROBE): tests/helper/rrt-probe.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -static -o $@ $<
 
+# A --console-socket receiver for the terminal tests.
+$(CONSOLE_RECV): tests/helper/console-recv.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $<
+
 unit: $(UNIT_BINS)
 	@sh tests/run-unit.sh $(UNIT_BINS)
 
-integration: $(BUILD)/rootlessrt $(PROBE)
+integration: $(BUILD)/rootlessrt $(PROBE) $(CONSOLE_RECV)
 	@bash tests/run-integration.sh $(abspath $(BUILD)/rootlessrt) $(abspath $(PROBE))
 
 # One summary line for everything: unit + integration.
 check: deps
-	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(PROBE)
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(PROBE) $(CONSOLE_RECV)
 	@bash tests/run-all.sh $(BUILD)
 
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g -fno-omit-frame-pointer" \
 	  SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-	  build-asan/rootlessrt $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BINS)) build-asan/rrt-probe
+	  build-asan/rootlessrt $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BINS)) build-asan/rrt-probe \
+	  build-asan/console-recv
 	@RRT_ASAN=1 bash tests/run-all.sh build-asan
 
 demo: deps

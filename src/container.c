@@ -21,6 +21,7 @@
 
 #include "rootlessrt/cgroup.h"
 #include "rootlessrt/container.h"
+#include "rootlessrt/exec.h"
 #include "rootlessrt/hooks.h"
 #include "rootlessrt/init.h"
 #include "rootlessrt/log.h"
@@ -789,7 +790,7 @@ int rrt_container_kill(const struct rrt_global *g, const char *id, int sig, bool
   if (all) {
     pid_t *pids = NULL;
     size_t n = 0;
-    if (rrt_container_pids(l.st.pid, &pids, &n, err) < 0)
+    if (rrt_live_pids(&l.st, &pids, &n, err) < 0)
       goto out;
     for (size_t i = n; i > 0; i--)
       kill(pids[i - 1], sig);

@@ -232,9 +232,13 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
     return -1;
   if (rrt_rootfs_pivot(&rc, ia->no_pivot, err) < 0)
     return -1;
+  /* Before finalize: readonlyPaths (podman lists /proc/sys) would make the
+   * sysctl files read-only. */
+  if (apply_sysctl(spec, err) < 0)
+    return -1;
   if (rrt_rootfs_finalize(&rc, err) < 0)
     return -1;
-  if (apply_sysctl(spec, err) < 0)
+  if (rrt_process_find_exec(spec->process, err) < 0)
     return -1;
   join_session_keyring(ia->no_new_keyring);
   if (ia->console_fd >= 0 && rrt_terminal_setup(spec->process, ia->console_fd, err) < 0)

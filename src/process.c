@@ -104,6 +104,28 @@ static int exec_search(const char *file, char *const argv[], char *const envp[],
   return -saved;
 }
 
+int rrt_process_find_exec(const struct rrt_process *proc, struct rrt_error *err)
+{
+  const char *file = proc->args.v[0];
+  struct stat st;
+  if (strchr(file, '/')) {
+    cleanup_free char *full = file[0] == '/' ? xstrdup(file) : xasprintf("%s/%s", proc->cwd, file);
+    if (stat(full, &st) < 0)
+      return rrt_error_errno(err, "exec \"%s\"", file);
+    return 0;
+  }
+  const char *path = env_get(&proc->env, "PATH");
+  cleanup_free char *copy = xstrdup(path ? path : DEFAULT_PATH);
+  char *save = NULL;
+  for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+    cleanup_free char *full =
+        dir[0] == '/' ? xasprintf("%s/%s", dir, file) : xasprintf("%s/%s/%s", proc->cwd, dir, file);
+    if (stat(full, &st) == 0 && !S_ISDIR(st.st_mode))
+      return 0;
+  }
+  return rrt_error_set(err, ENOENT, "exec \"%s\": executable file not found in $PATH", file);
+}
+
 static bool needs_caps_for_seccomp(const struct rrt_process *proc)
 {
   if (proc->no_new_privileges)

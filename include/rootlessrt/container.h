@@ -29,12 +29,12 @@ struct rrt_create_opts {
   int preserve_fds;
   bool no_pivot;
   bool no_new_keyring;
-  bool detach;         /* run -d */
-  bool foreground;     /* run without -d: create + start + wait + delete */
+  bool detach;          /* run -d */
+  bool foreground;      /* run without -d: create + start + wait + delete */
   bool have_console_fd; /* run with a terminal of its own: console_fd is the */
   int console_fd;       /* socket init sends the pty master to */
   const char *network;  /* --network */
-  char **publish;      /* --publish, repeatable */
+  char **publish;       /* --publish, repeatable */
   size_t n_publish;
 };
 
@@ -64,6 +64,10 @@ struct rrt_exec_ctx {
   const char *seccomp_cache;         /* directory, or NULL */
   struct rrt_seccomp_filter *filter; /* compiled before pivot_root, or NULL */
 };
+/* At create, in the container's root: process.args[0] exists (PATH search
+ * as execve will do), so a missing program fails create with "exec \"x\":
+ * ...: No such file or directory" as runc and crun do (engines map it to 127). */
+int rrt_process_find_exec(const struct rrt_process *proc, struct rrt_error *err);
 /* Never returns on success. */
 int rrt_process_exec(const struct rrt_exec_ctx *x, struct rrt_error *err);
 
