@@ -21,7 +21,8 @@ pkg_installed() {
 # Commands, each with the package that provides it.
 for pair in cc:gcc make:make pkg-config:pkg-config newuidmap:uidmap newgidmap:uidmap jq:jq \
   setpriv:util-linux ip:iproute2 slirp4netns:slirp4netns shellcheck:shellcheck \
-  clang-format:clang-format cppcheck:cppcheck valgrind:valgrind crun:crun; do
+  clang-format:clang-format cppcheck:cppcheck valgrind:valgrind crun:crun curl:curl \
+  iperf3:iperf3 pasta:passt nsenter:util-linux script:bsdutils; do
   have_cmd "${pair%%:*}" || need "${pair#*:}"
 done
 [ -x /usr/bin/time ] || need time

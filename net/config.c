@@ -164,51 +164,94 @@ static int parse_publish_list(const char *list, struct rrt_net_config *cfg, stru
   return 0;
 }
 
-static int apply_annotations(const struct rrt_spec *spec, struct rrt_net_config *cfg,
-                             struct rrt_error *err)
+/* One network option, from an annotation ("annotation rootlessrt.mtu") or a
+ * flag ("--mtu"); `what` names it in errors. */
+static int apply_option(const char *key, const char *v, const char *what,
+                        struct rrt_net_config *cfg, struct rrt_error *err)
 {
-  const char *v;
-  if ((v = rrt_spec_annotation(spec, "rootlessrt.network")) &&
-      parse_mode("annotation rootlessrt.network", v, &cfg->mode, err) < 0)
-    return -1;
-  if ((v = rrt_spec_annotation(spec, "rootlessrt.publish")) && parse_publish_list(v, cfg, err) < 0)
-    return rrt_error_wrap(err, "annotation rootlessrt.publish");
-  if ((v = rrt_spec_annotation(spec, "rootlessrt.mtu"))) {
+  if (strcmp(key, "network") == 0)
+    return parse_mode(what, v, &cfg->mode, err);
+  if (strcmp(key, "publish") == 0) {
+    if (parse_publish_list(v, cfg, err) < 0)
+      return rrt_error_wrap(err, "%s", what);
+    return 0;
+  }
+  if (strcmp(key, "mtu") == 0) {
     unsigned long long mtu;
     if (rrt_parse_u64(v, &mtu) < 0 || mtu < NET_MTU_MIN || mtu > NET_MTU_MAX)
-      return rrt_error_set(err, 0,
-                           "annotation rootlessrt.mtu: expected a number from %d to %d, got "
-                           "\"%s\"",
+      return rrt_error_set(err, 0, "%s: expected a number from %d to %d, got \"%s\"", what,
                            NET_MTU_MIN, NET_MTU_MAX, v);
     cfg->mtu = (unsigned)mtu;
+    return 0;
   }
-  if ((v = rrt_spec_annotation(spec, "rootlessrt.ipv6")) &&
-      parse_bool("annotation rootlessrt.ipv6", v, &cfg->ipv6, err) < 0)
-    return -1;
-  if ((v = rrt_spec_annotation(spec, "rootlessrt.host-loopback")) &&
-      parse_bool("annotation rootlessrt.host-loopback", v, &cfg->host_loopback, err) < 0)
-    return -1;
-  if ((v = rrt_spec_annotation(spec, "rootlessrt.cidr"))) {
+  if (strcmp(key, "ipv6") == 0)
+    return parse_bool(what, v, &cfg->ipv6, err);
+  if (strcmp(key, "host-loopback") == 0)
+    return parse_bool(what, v, &cfg->host_loopback, err);
+  if (strcmp(key, "cidr") == 0) {
     struct net_addrs a;
     if (net_cidr_parse(v, &a, err) < 0)
-      return rrt_error_wrap(err, "annotation rootlessrt.cidr");
+      return rrt_error_wrap(err, "%s", what);
     snprintf(cfg->cidr, sizeof(cfg->cidr), "%s", v);
+    return 0;
   }
-  if ((v = rrt_spec_annotation(spec, "rootlessrt.ports-via"))) {
+  if (strcmp(key, "ports-via") == 0) {
     if (strcmp(v, "splice") == 0)
       cfg->ports_via_slirp = false;
     else if (strcmp(v, "slirp") == 0)
       cfg->ports_via_slirp = true;
     else
-      return rrt_error_set(
-          err, 0, "annotation rootlessrt.ports-via: expected splice or slirp, got \"%s\"", v);
+      return rrt_error_set(err, 0, "%s: expected splice or slirp, got \"%s\"", what, v);
+    return 0;
+  }
+  return rrt_error_set(err, 0,
+                       "%s: unknown network option (known: network, publish, mtu, ipv6, "
+                       "host-loopback, cidr, ports-via)",
+                       what);
+}
+
+static const char *const annotation_keys[] = {"network", "publish", "mtu", "ipv6",
+                                              "host-loopback", "cidr", "ports-via"};
+
+static int apply_annotations(const struct rrt_spec *spec, struct rrt_net_config *cfg,
+                             struct rrt_error *err)
+{
+  for (size_t i = 0; i < sizeof(annotation_keys) / sizeof(annotation_keys[0]); i++) {
+    char name[64];
+    snprintf(name, sizeof(name), "rootlessrt.%s", annotation_keys[i]);
+    const char *v = rrt_spec_annotation(spec, name);
+    if (!v)
+      continue;
+    char what[80];
+    snprintf(what, sizeof(what), "annotation %s", name);
+    if (apply_option(annotation_keys[i], v, what, cfg, err) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* "KEY=VALUE" from --network-opt (and the shorthand flags, which the command
+ * line turns into the same form). */
+static int apply_cli_options(char *const *opts, size_t n, struct rrt_net_config *cfg,
+                             struct rrt_error *err)
+{
+  for (size_t i = 0; i < n; i++) {
+    const char *eq = strchr(opts[i], '=');
+    if (!eq || eq == opts[i])
+      return rrt_error_set(err, 0, "--network-opt \"%s\": expected KEY=VALUE", opts[i]);
+    cleanup_free char *key = xstrndup(opts[i], (size_t)(eq - opts[i]));
+    cleanup_free char *what = xasprintf("--%s", key);
+    if (strcmp(key, "publish") == 0 || strcmp(key, "network") == 0)
+      return rrt_error_set(err, 0, "--network-opt %s: use --%s", key, key);
+    if (apply_option(key, eq + 1, what, cfg, err) < 0)
+      return -1;
   }
   return 0;
 }
 
 int rrt_net_config_build(const struct rrt_spec *spec, const char *cli_network,
-                         char *const *cli_publish, size_t n_cli_publish, struct rrt_net_config *cfg,
-                         struct rrt_error *err)
+                         char *const *cli_publish, size_t n_cli_publish, char *const *cli_opts,
+                         size_t n_cli_opts, struct rrt_net_config *cfg, struct rrt_error *err)
 {
   __attribute__((cleanup(rrt_net_config_free))) struct rrt_net_config c = {.mode = RRT_NET_DEFAULT,
                                                                            .mtu = NET_MTU_DEFAULT};
@@ -217,6 +260,8 @@ int rrt_net_config_build(const struct rrt_spec *spec, const char *cli_network,
   if (spec && apply_annotations(spec, &c, err) < 0)
     return -1;
   if (cli_network && parse_mode("--network", cli_network, &c.mode, err) < 0)
+    return -1;
+  if (apply_cli_options(cli_opts, n_cli_opts, &c, err) < 0)
     return -1;
   /* A list given on the command line replaces the annotation's list rather than
    * adding to it: the person typing -p wants exactly those ports. */

@@ -289,8 +289,10 @@ static int helper_setup(struct helper *h, int userns_fd, int netns_fd, int init_
   /* Listening before readiness is reported: a port in use fails `create`. */
   for (size_t i = 0; i < cfg->n_ports; i++) {
     const struct rrt_port *p = &cfg->ports[i];
-    int r = p->proto == IPPROTO_TCP && !cfg->ports_via_slirp ? net_relay_listen(h->relay, p, err)
-                                                             : slirp_forward(h, p, &a, err);
+    /* UDP always by the relay: libslirp drops the container's replies to the gateway address
+     * when host loopback is disabled (sotranslate_out), so its UDP forwarding is one-way. */
+    bool relay = p->proto == IPPROTO_UDP || !cfg->ports_via_slirp;
+    int r = relay ? net_relay_listen(h->relay, p, err) : slirp_forward(h, p, &a, err);
     if (r < 0)
       return -1;
   }

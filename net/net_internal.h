@@ -55,13 +55,16 @@ enum net_ev_kind {
   NET_EV_AGENT,
   NET_EV_LISTENER,
   NET_EV_CONN_HOST,
-  NET_EV_CONN_CTR
+  NET_EV_CONN_CTR,
+  NET_EV_UDP_LISTENER,
+  NET_EV_UDP_FLOW
 };
 struct net_ev {
   enum net_ev_kind kind;
 };
 
-/* The splice relay for published TCP ports. */
+/* The relay for published ports: TCP by splice(), UDP by a socket per client, both made in the
+ * container netns (the slirp path cannot answer UDP with host loopback disabled). */
 struct net_relay;
 struct net_relay *net_relay_new(int epfd, int agent_sock, size_t max_conns);
 int net_relay_listen(struct net_relay *r, const struct rrt_port *port, struct rrt_error *err);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rootlessrt/log.h"
@@ -51,12 +52,39 @@ struct conn {
   struct conn *pending_next;
 };
 
+/* A published UDP port: one socket in the container netns per host-side client, connected to
+ * the container's port on its loopback; replies go back from the listening socket. */
+#define UDP_FLOWS_MAX 256
+#define UDP_IDLE_MS 60000
+#define UDP_BUF 65536
+
+struct udp_flow {
+  struct net_ev ev;
+  int fd;
+  struct udp_listener *l;
+  struct sockaddr_storage peer;
+  socklen_t peer_len;
+  int64_t last_ms;
+  struct udp_flow *next;
+};
+
+struct udp_listener {
+  struct net_ev ev;
+  int fd;
+  struct rrt_port port;
+  size_t n_flows;
+  struct udp_flow *flows;
+  struct udp_listener *next;
+};
+
 struct net_relay {
   int epfd, agent_sock;
   size_t max_conns, n_conns;
   bool limit_logged;
   struct listener *listeners;
+  struct udp_listener *udp;
   struct conn *conns, *graveyard, *pending;
+  uint8_t *udp_buf;
 };
 
 struct net_relay *net_relay_new(int epfd, int agent_sock, size_t max_conns)
@@ -71,6 +99,128 @@ struct net_relay *net_relay_new(int epfd, int agent_sock, size_t max_conns)
 size_t net_relay_conn_count(const struct net_relay *r)
 {
   return r->n_conns;
+}
+
+static int64_t now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int udp_listen(struct net_relay *r, const struct rrt_port *port,
+                      const struct sockaddr_storage *ss, socklen_t len, struct rrt_error *err)
+{
+  cleanup_close int fd = socket(ss->ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return rrt_error_errno(err, "publish %s:%u/udp: socket", port->host_ip, port->host_port);
+  int one = 1;
+  if (ss->ss_family == AF_INET6)
+    (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+  if (bind(fd, (const struct sockaddr *)ss, len) < 0)
+    return rrt_error_errno(err, "publish %s:%u/udp", port->host_ip, port->host_port);
+  struct udp_listener *l = xzalloc(sizeof(*l));
+  l->ev.kind = NET_EV_UDP_LISTENER;
+  l->port = *port;
+  struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &l->ev};
+  if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+    free(l);
+    return rrt_error_errno(err, "publish %s:%u/udp: epoll_ctl", port->host_ip, port->host_port);
+  }
+  l->fd = steal_fd(&fd);
+  l->next = r->udp;
+  r->udp = l;
+  if (!r->udp_buf)
+    r->udp_buf = xmalloc(UDP_BUF);
+  return 0;
+}
+
+static void udp_flow_close(struct udp_listener *l, struct udp_flow **pp)
+{
+  struct udp_flow *f = *pp;
+  *pp = f->next;
+  close(f->fd); /* leaves the epoll set with it */
+  free(f);
+  l->n_flows--;
+}
+
+/* A datagram from a host-side client: to the container through that client's flow. */
+static void udp_from_host(struct net_relay *r, struct udp_listener *l)
+{
+  for (;;) {
+    struct sockaddr_storage peer;
+    socklen_t plen = sizeof(peer);
+    ssize_t n = recvfrom(l->fd, r->udp_buf, UDP_BUF, 0, (struct sockaddr *)&peer, &plen);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return; /* EAGAIN, or an ICMP error of an earlier send */
+    }
+    int64_t now = now_ms();
+    struct udp_flow *f = NULL;
+    for (struct udp_flow **pp = &l->flows; *pp;) {
+      if ((*pp)->peer_len == plen && memcmp(&(*pp)->peer, &peer, plen) == 0) {
+        f = *pp;
+        break;
+      }
+      if (now - (*pp)->last_ms > UDP_IDLE_MS)
+        udp_flow_close(l, pp);
+      else
+        pp = &(*pp)->next;
+    }
+    if (!f) {
+      if (l->n_flows >= UDP_FLOWS_MAX) {
+        rrt_warn("publish %s:%u/udp: %d clients at once, dropping a datagram from a new one",
+                 l->port.host_ip, l->port.host_port, UDP_FLOWS_MAX);
+        continue;
+      }
+      struct rrt_error err = RRT_ERROR_INIT;
+      int fd = net_agent_socket(r->agent_sock, SOCK_DGRAM, &err);
+      if (fd < 0) {
+        rrt_warn("publish %s:%u/udp: %s", l->port.host_ip, l->port.host_port,
+                 rrt_error_msg(&err));
+        rrt_error_clear(&err);
+        continue;
+      }
+      struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(l->port.container_port)};
+      to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      f = xzalloc(sizeof(*f));
+      f->ev.kind = NET_EV_UDP_FLOW;
+      f->fd = fd;
+      f->l = l;
+      f->peer = peer;
+      f->peer_len = plen;
+      struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &f->ev};
+      if (connect(fd, (struct sockaddr *)&to, sizeof(to)) < 0 ||
+          epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        rrt_warn("publish %s:%u/udp: %s", l->port.host_ip, l->port.host_port, strerror(errno));
+        close(fd);
+        free(f);
+        continue;
+      }
+      f->next = l->flows;
+      l->flows = f;
+      l->n_flows++;
+    }
+    f->last_ms = now;
+    /* Lost like any datagram when the container's queue is full or nothing listens. */
+    (void)send(f->fd, r->udp_buf, (size_t)n, 0);
+  }
+}
+
+/* Replies from the container: back to the client from the published address. */
+static void udp_from_ctr(struct net_relay *r, struct udp_flow *f)
+{
+  for (;;) {
+    ssize_t n = recv(f->fd, r->udp_buf, UDP_BUF, 0);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return;
+    }
+    f->last_ms = now_ms();
+    (void)sendto(f->l->fd, r->udp_buf, (size_t)n, 0, (struct sockaddr *)&f->peer, f->peer_len);
+  }
 }
 
 static int host_sockaddr(const struct rrt_port *p, struct sockaddr_storage *ss, socklen_t *len)
@@ -100,6 +250,8 @@ int net_relay_listen(struct net_relay *r, const struct rrt_port *port, struct rr
   if (host_sockaddr(port, &ss, &len) < 0)
     return rrt_error_set(err, 0, "publish %s:%u: host address is not an IP address", port->host_ip,
                          port->host_port);
+  if (port->proto == IPPROTO_UDP)
+    return udp_listen(r, port, &ss, len, err);
   cleanup_close int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0)
     return rrt_error_errno(err, "publish %s:%u: socket", port->host_ip, port->host_port);
@@ -366,6 +518,14 @@ void net_relay_event(struct net_relay *r, struct net_ev *ev, uint32_t events)
     on_accept(r, container_of(ev, struct listener, ev));
     return;
   }
+  if (ev->kind == NET_EV_UDP_LISTENER) {
+    udp_from_host(r, container_of(ev, struct udp_listener, ev));
+    return;
+  }
+  if (ev->kind == NET_EV_UDP_FLOW) {
+    udp_from_ctr(r, container_of(ev, struct udp_flow, ev));
+    return;
+  }
   struct conn *c = ev->kind == NET_EV_CONN_HOST ? container_of(ev, struct conn, host_ev)
                                                 : container_of(ev, struct conn, ctr_ev);
   if (c->dead)
@@ -444,5 +604,14 @@ void net_relay_free(struct net_relay *r)
     close(l->fd);
     free(l);
   }
+  while (r->udp) {
+    struct udp_listener *l = r->udp;
+    r->udp = l->next;
+    while (l->flows)
+      udp_flow_close(l, &l->flows);
+    close(l->fd);
+    free(l);
+  }
+  free(r->udp_buf);
   free(r);
 }

@@ -14,6 +14,12 @@ enum {
   OPT_NO_PIVOT,
   OPT_NO_NEW_KEYRING,
   OPT_NETWORK,
+  OPT_NETWORK_OPT,
+  OPT_MTU,
+  OPT_IPV6,
+  OPT_HOST_LOOPBACK,
+  OPT_CIDR,
+  OPT_PORTS_VIA,
   OPT_HELP,
   OPT_IGNORED_ARG,
   OPT_IGNORED_FLAG,
@@ -29,6 +35,12 @@ static const struct option create_options[] = {
     {"detach", no_argument, NULL, 'd'},
     {"network", required_argument, NULL, OPT_NETWORK},
     {"publish", required_argument, NULL, 'p'},
+    {"network-opt", required_argument, NULL, OPT_NETWORK_OPT},
+    {"mtu", required_argument, NULL, OPT_MTU},
+    {"ipv6", no_argument, NULL, OPT_IPV6},
+    {"host-loopback", no_argument, NULL, OPT_HOST_LOOPBACK},
+    {"cidr", required_argument, NULL, OPT_CIDR},
+    {"ports-via", required_argument, NULL, OPT_PORTS_VIA},
     {"help", no_argument, NULL, 'h'},
     /* runc flags engines may pass that have no meaning here. */
     {"no-subreaper", no_argument, NULL, OPT_IGNORED_FLAG},
@@ -36,6 +48,20 @@ static const struct option create_options[] = {
     {"criu", required_argument, NULL, OPT_IGNORED_ARG},
     {NULL, 0, NULL, 0},
 };
+
+static void add_net_opt(struct rrt_create_opts *o, char *kv)
+{
+  o->net_opts = xrealloc(o->net_opts, (o->n_net_opts + 1) * sizeof(char *));
+  o->net_opts[o->n_net_opts++] = kv;
+}
+
+static void opts_free(struct rrt_create_opts *o)
+{
+  free(o->publish);
+  for (size_t i = 0; i < o->n_net_opts; i++)
+    free(o->net_opts[i]);
+  free(o->net_opts);
+}
 
 static int parse(int argc, char **argv, bool run, struct rrt_create_opts *o, bool *help,
                  struct rrt_error *err)
@@ -81,6 +107,24 @@ static int parse(int argc, char **argv, bool run, struct rrt_create_opts *o, boo
       o->publish = xrealloc(o->publish, (o->n_publish + 1) * sizeof(char *));
       o->publish[o->n_publish++] = optarg;
       break;
+    case OPT_NETWORK_OPT:
+      add_net_opt(o, xstrdup(optarg));
+      break;
+    case OPT_MTU:
+      add_net_opt(o, xasprintf("mtu=%s", optarg));
+      break;
+    case OPT_IPV6:
+      add_net_opt(o, xstrdup("ipv6=true"));
+      break;
+    case OPT_HOST_LOOPBACK:
+      add_net_opt(o, xstrdup("host-loopback=true"));
+      break;
+    case OPT_CIDR:
+      add_net_opt(o, xasprintf("cidr=%s", optarg));
+      break;
+    case OPT_PORTS_VIA:
+      add_net_opt(o, xasprintf("ports-via=%s", optarg));
+      break;
     case 'h':
       *help = true;
       return 0;
@@ -106,7 +150,7 @@ int rrt_cmd_create(const struct rrt_global *g, int argc, char **argv, struct rrt
     rrt_cmd_usage("create");
   else if (ret == 0)
     ret = rrt_container_create(g, &o, err);
-  free(o.publish);
+  opts_free(&o);
   return ret;
 }
 
@@ -122,6 +166,6 @@ int rrt_cmd_run(const struct rrt_global *g, int argc, char **argv, struct rrt_er
     o.foreground = !o.detach;
     ret = rrt_container_run(g, &o, &status, err);
   }
-  free(o.publish);
+  opts_free(&o);
   return ret < 0 ? -1 : status;
 }

@@ -338,7 +338,8 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   if (load_bundle(c, err) < 0)
     return -1;
   PHASE("config loaded");
-  if (rrt_net_config_build(c->spec, c->o->network, c->o->publish, c->o->n_publish, &c->net, err) <
+  if (rrt_net_config_build(c->spec, c->o->network, c->o->publish, c->o->n_publish, c->o->net_opts,
+                           c->o->n_net_opts, &c->net, err) <
       0)
     return -1;
   if (plan_namespaces(c, err) < 0)

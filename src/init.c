@@ -246,6 +246,20 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
   return rrt_sync_send(ia->sync_fd, RRT_SYNC_CREATED, 0, NULL, err);
 }
 
+/* Our own maps may deny setgroups, and so may the user namespace we were
+ * started in (`unshare -r` writes "deny"): then setgroups(2) always fails. */
+static bool setgroups_allowed(const struct rrt_userns_plan *plan)
+{
+  if (plan->deny_setgroups)
+    return false;
+  char *sg = NULL;
+  if (rrt_read_file("/proc/self/setgroups", &sg, NULL, NULL) < 0)
+    return true;
+  bool allowed = strncmp(sg, "allow", 5) == 0;
+  free(sg);
+  return allowed;
+}
+
 /* Blocks until `start` connects; returns the connection. */
 static int wait_for_start(int listen_fd, struct rrt_error *err)
 {
@@ -301,7 +315,7 @@ void rrt_init_main(struct rrt_init_args *ia)
       .proc = ia->spec->process,
       .preserve_fds = ia->preserve_fds,
       .report_fd = conn,
-      .setgroups_allowed = !ia->plan->deny_setgroups,
+      .setgroups_allowed = setgroups_allowed(ia->plan),
       .state_json = state_json,
       .seccomp_cache = NULL,
       .filter = filter,

@@ -21,7 +21,9 @@ struct verb {
 static const struct verb verbs[] = {
     {"create", rrt_cmd_create,
      "create [-b|--bundle DIR] [--pid-file F] [--console-socket S] [--preserve-fds N]\n"
-     "       [--no-pivot] [--no-new-keyring] [--network none|host|slirp] [-p|--publish P]... ID",
+     "       [--no-pivot] [--no-new-keyring] [--network none|host|slirp] [-p|--publish P]...\n"
+     "       [--mtu N] [--ipv6] [--host-loopback] [--cidr CIDR] [--ports-via splice|slirp]\n"
+     "       [--network-opt KEY=VALUE]... ID",
      "create a container; its init waits, blocked, for `start`"},
     {"start", rrt_cmd_start, "start ID", "run the user process of a created container"},
     {"run", rrt_cmd_run, "run [create flags] [-d|--detach] ID",

@@ -63,6 +63,35 @@ else
   fi
 fi
 
+# The real client: rootless podman's 69 scenarios with this runtime, when podman is installed
+# (../shared/tools/podman-check.sh setup installs it). Each scenario counts as one test.
+if [ "${RRT_ASAN:-0}" = 1 ]; then
+  echo "podman: skipped (not under the sanitizers: podman's own timeouts are tuned for a normal build)"
+  skip=$((skip + 1))
+elif ! command -v podman >/dev/null 2>&1; then
+  echo "podman: skipped (podman is not installed; run ../shared/tools/podman-check.sh setup as root to enable these 69 scenarios)"
+  skip=$((skip + 1))
+elif [ "$(id -u)" -ne 0 ]; then
+  echo "podman: skipped (the podman scenarios need root to set up their user)"
+  skip=$((skip + 1))
+else
+  pc_log=$(mktemp)
+  bash "$here/podman-check.sh" "$build/rootlessrt" >"$pc_log" 2>&1
+  pc_rc=$?
+  grep -E '^(FAIL|SKIP)' "$pc_log" | sed 's/^/podman: /'
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$pc_log" | tail -n 1)
+  if [ -z "$line" ]; then
+    tail -n 20 "$pc_log" | sed 's/^/podman: /'
+    echo "not ok - podman-check printed no summary (exit status $pc_rc)"
+    fail=$((fail + 1))
+  else
+    echo "podman: $line"
+    pass=$((pass + $(count passed " $line")))
+    fail=$((fail + $(count failed " $line")))
+  fi
+  rm -f "$pc_log"
+fi
+
 if [ "$skip" -gt 0 ]; then
   echo "$pass passed, $fail failed, $skip skipped"
 else

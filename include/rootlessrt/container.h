@@ -34,6 +34,8 @@ struct rrt_create_opts {
   bool have_console_fd; /* run with a terminal of its own: console_fd is the */
   int console_fd;       /* socket init sends the pty master to */
   const char *network;  /* --network */
+  char **net_opts; /* --network-opt KEY=VALUE and its shorthands */
+  size_t n_net_opts;
   char **publish;       /* --publish, repeatable */
   size_t n_publish;
 };

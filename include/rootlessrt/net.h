@@ -36,10 +36,11 @@ int rrt_net_publish_parse(const char *s, struct rrt_port *out, struct rrt_error 
 /* Annotations (rootlessrt.network, rootlessrt.publish, rootlessrt.mtu,
  * rootlessrt.ipv6, rootlessrt.host-loopback, rootlessrt.cidr,
  * rootlessrt.ports-via) first, then the command-line values (cli_* may be
- * NULL / 0) override them. */
+ * NULL / 0) override them: --network, --publish, and cli_opts as "KEY=VALUE"
+ * with the annotations' keys (mtu, ipv6, host-loopback, cidr, ports-via). */
 int rrt_net_config_build(const struct rrt_spec *spec, const char *cli_network,
-                         char *const *cli_publish, size_t n_cli_publish, struct rrt_net_config *cfg,
-                         struct rrt_error *err);
+                         char *const *cli_publish, size_t n_cli_publish, char *const *cli_opts,
+                         size_t n_cli_opts, struct rrt_net_config *cfg, struct rrt_error *err);
 void rrt_net_config_free(struct rrt_net_config *cfg);
 
 /* Inside the container's own netns (called by init): lo up. */

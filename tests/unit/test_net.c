@@ -89,14 +89,14 @@ static void test_defaults(void)
   struct rrt_net_config c;
   const char *none[] = {NULL};
   struct rrt_spec *s = spec_with(none);
-  ok(rrt_net_config_build(s, NULL, NULL, 0, &c, &err) == 0, "empty config builds");
+  ok(rrt_net_config_build(s, NULL, NULL, 0, NULL, 0, &c, &err) == 0, "empty config builds");
   is_int(c.mode, RRT_NET_DEFAULT, "  mode stays default for the caller to decide");
   is_int(c.mtu, 65520, "  mtu 65520");
   ok(!c.ipv6 && !c.host_loopback && !c.ports_via_slirp, "  ipv6, host loopback, slirp ports off");
   is_str(c.cidr, "10.0.2.0/24", "  cidr 10.0.2.0/24");
   is_int(c.n_ports, 0, "  no ports");
   rrt_net_config_free(&c);
-  ok(rrt_net_config_build(NULL, "none", NULL, 0, &c, &err) == 0 && c.mode == RRT_NET_NONE,
+  ok(rrt_net_config_build(NULL, "none", NULL, 0, NULL, 0, &c, &err) == 0 && c.mode == RRT_NET_NONE,
      "no spec at all, --network none");
   rrt_net_config_free(&c);
   spec_drop(s);
@@ -122,7 +122,7 @@ static void test_annotations(void)
                       "slirp",
                       NULL};
   struct rrt_spec *s = spec_with(kv);
-  int r = rrt_net_config_build(s, NULL, NULL, 0, &c, &err);
+  int r = rrt_net_config_build(s, NULL, NULL, 0, NULL, 0, &c, &err);
   ok(r == 0, "annotations build");
   if (r < 0) {
     printf("#   %s\n", rrt_error_msg(&err));
@@ -144,11 +144,11 @@ static void test_annotations(void)
 
   /* The command line wins: mode and the whole port list. */
   char *cli[] = {"9000:90"};
-  r = rrt_net_config_build(s, "slirp", cli, 1, &c, &err);
+  r = rrt_net_config_build(s, "slirp", cli, 1, NULL, 0, &c, &err);
   ok(r == 0 && c.n_ports == 1 && c.ports[0].host_port == 9000,
      "-p replaces the annotation's port list");
   rrt_net_config_free(&c);
-  r = rrt_net_config_build(s, "none", NULL, 0, &c, &err);
+  r = rrt_net_config_build(s, "none", NULL, 0, NULL, 0, &c, &err);
   ok(r < 0, "--network none with published ports is refused");
   is_str(err.msg, "publish: ports can only be published with network slirp, not none",
          "  and says why");
@@ -157,7 +157,7 @@ static void test_annotations(void)
 
   const char *implied[] = {"rootlessrt.publish", "8080:80", NULL};
   s = spec_with(implied);
-  ok(rrt_net_config_build(s, NULL, NULL, 0, &c, &err) == 0 && c.mode == RRT_NET_SLIRP,
+  ok(rrt_net_config_build(s, NULL, NULL, 0, NULL, 0, &c, &err) == 0 && c.mode == RRT_NET_SLIRP,
      "publishing a port implies network slirp");
   char *rc2 = rrt_net_resolv_conf(&c);
   is_str(rc2, "nameserver 10.0.2.3\n", "default resolv.conf");
@@ -172,7 +172,7 @@ static void bad_annotation(const char *key, const char *value, const char *msg)
   struct rrt_net_config c;
   const char *kv[] = {key, value, NULL};
   struct rrt_spec *s = spec_with(kv);
-  ok(rrt_net_config_build(s, NULL, NULL, 0, &c, &err) < 0, "%s=%s is refused", key, value);
+  ok(rrt_net_config_build(s, NULL, NULL, 0, NULL, 0, &c, &err) < 0, "%s=%s is refused", key, value);
   is_str(err.msg, msg, "  message");
   rrt_error_clear(&err);
   spec_drop(s);
@@ -201,8 +201,39 @@ static void test_bad_annotations(void)
                  "number");
 }
 
+
+static void test_cli_options(void)
+{
+  struct rrt_net_config c;
+  struct rrt_error err = RRT_ERROR_INIT;
+  char *opts[] = {"mtu=1500", "ipv6=true", "host-loopback=true", "cidr=10.9.0.0/24",
+                  "ports-via=slirp"};
+  ok(rrt_net_config_build(NULL, "slirp", NULL, 0, opts, 5, &c, &err) == 0, "flags build: %s",
+     rrt_error_msg(&err));
+  is_int(c.mtu, 1500, "--mtu");
+  ok(c.ipv6 && c.host_loopback && c.ports_via_slirp, "--ipv6 --host-loopback --ports-via slirp");
+  is_str(c.cidr, "10.9.0.0/24", "--cidr");
+  rrt_net_config_free(&c);
+  char *bad[] = {"mtu=12"};
+  ok(rrt_net_config_build(NULL, "slirp", NULL, 0, bad, 1, &c, &err) < 0 && err.msg &&
+         strstr(err.msg, "--mtu: expected a number"),
+     "a bad --mtu names the flag: %s", rrt_error_msg(&err));
+  rrt_error_clear(&err);
+  char *unknown[] = {"speed=fast"};
+  ok(rrt_net_config_build(NULL, "slirp", NULL, 0, unknown, 1, &c, &err) < 0 && err.msg &&
+         strstr(err.msg, "unknown network option"),
+     "an unknown --network-opt is an error: %s", rrt_error_msg(&err));
+  rrt_error_clear(&err);
+  char *noeq[] = {"mtu"};
+  ok(rrt_net_config_build(NULL, "slirp", NULL, 0, noeq, 1, &c, &err) < 0 && err.msg &&
+         strstr(err.msg, "KEY=VALUE"),
+     "--network-opt without = is an error");
+  rrt_error_clear(&err);
+}
+
 int main(void)
 {
+  test_cli_options();
   test_publish();
   test_defaults();
   test_annotations();

@@ -1,0 +1,354 @@
+#!/bin/bash
+# t-net.sh: built-in networking through the runtime (issues 6 and 7), as the unprivileged user,
+# loopback and the test's own namespaces only: --network none/host, the slirp interface
+# (tap0 10.0.2.100/24, route via 10.0.2.2, MTU, resolv.conf), published TCP ports (busybox httpd,
+# the splice relay and the slirp path) and UDP ports, host loopback through 10.0.2.2 on and off,
+# DNS through 10.0.2.3, annotations alone, bad publish specs, ports in use, byte-exact transfers
+# with half-close, 1,000 sequential and 100 concurrent connections with the helper's fd count,
+# and the helper's lifetime: exit, SIGKILL (mid-transfer), a failed create.
+#
+# The containers run the host's python3 (the host's /usr bound read-only into the busybox bundle)
+# with tests/netbench/net-helper.py, which is also the host side of every check.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
+source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
+
+NETPY=$TESTS_DIR/netbench/net-helper.py
+py() { "$PY" "$NETPY" "$@"; }
+
+# ---------------------------------------------------------------- what the host allows
+
+if [ ! -e /dev/net/tun ]; then
+  skip "/dev/net/tun does not exist on this host (load the tun module)" 1
+  done_testing
+fi
+if ! (exec 3<>/dev/net/tun) 2>/dev/null; then
+  skip "/dev/net/tun is not usable by $(id -un) ($(stat -c %a /dev/net/tun)); chmod 0666 it" 1
+  done_testing
+fi
+[ -x /lib64/ld-linux-x86-64.so.2 ] || [ -x /lib/ld-linux-aarch64.so.1 ] ||
+  bail_out "cannot find the host's dynamic loader to run python3 in the containers"
+
+# netbundle NAME ARGS...: a busybox bundle that can also run /usr/bin/python3 /net-helper.py.
+netbundle() {
+  local b
+  b=$(mkbundle "$@") || exit 1
+  mkdir -p "$b/rootfs/usr" && ln -s usr/lib "$b/rootfs/lib" && ln -s usr/lib64 "$b/rootfs/lib64" &&
+    cp "$NETPY" "$b/rootfs/net-helper.py" || bail_out "cannot prepare $b"
+  mkdir -p "$b/rootfs/www" && echo "hello from $1" >"$b/rootfs/www/index.html" ||
+    bail_out "cannot prepare $b"
+  cfg "$b" '.mounts += [{destination: "/usr", type: "bind", source: "/usr", options: ["rbind", "ro"]}]' ||
+    bail_out "cannot edit $b/config.json"
+  printf '%s\n' "$b"
+}
+
+free_port() { py free-port || bail_out "no free port on 127.0.0.1"; }
+helper_of() { jq -r '.netHelper // 0' "$RRT_ROOT/$1/state.json" 2>/dev/null; }
+alive() { [ -d "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+fd_count() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
+
+# gone_and_free NAME HELPER PORT...: the helper has exited and each port can be bound again.
+gone_and_free() {
+  local name=$1 h=$2 p busy="" deadline=$((SECONDS + 3))
+  shift 2
+  while :; do
+    busy=""
+    for p in "$@"; do py is-free "${p%/*}" "$([[ $p == */udp ]] && echo udp || echo tcp)" || busy+=" $p"; done
+    { [ -n "$h" ] && [ "$h" -gt 0 ] && alive "$h"; } || [ -n "$busy" ] || break
+    [ "$SECONDS" -ge "$deadline" ] && break
+    sleep 0.1
+  done
+  if [ -n "$h" ] && [ "$h" -gt 0 ] && alive "$h"; then
+    fail "$name: no helper left" "helper $h still runs: $(tr '\0' ' ' <"/proc/$h/cmdline")"
+  else
+    pass "$name: no helper left"
+  fi
+  is "${busy# }" "" "$name: the published ports are free again"
+}
+
+# ---------------------------------------------------------------- --network none, host
+
+b_info=$(mkbundle info sh -c 'ip -o link; echo; ip -o addr; echo; ip route; echo; cat /etc/resolv.conf; readlink /proc/self/ns/net')
+id=$(new_id none)
+run rrt run --network none -b "$b_info" "$id"
+is "$rc" 0 "--network none: run"; [ "$rc" = 0 ] || diag "$err"
+is "$(grep -cE '^[0-9]+: ' <<<"${out%%$'\n\n'*}")" 1 "--network none: one interface"
+has_line "$out" '^1: lo: <[^>]*\bUP\b' "--network none: it is lo, and lo is up"
+has_line "$out" 'lo +inet 127\.0\.0\.1/8' "--network none: lo has 127.0.0.1/8"
+nothing_left "$id" "$b_info"
+
+id=$(new_id default)
+run rrt run -b "$b_info" "$id"
+is "$(grep -cE '^[0-9]+: ' <<<"${out%%$'\n\n'*}")" 1 "no --network, no annotation: loopback only (none)"
+
+id=$(new_id host)
+run rrt run --network host -b "$b_info" "$id"
+is "$rc" 0 "--network host: run"; [ "$rc" = 0 ] || diag "$err"
+is "$(tail -n 1 <<<"$out")" "$(readlink /proc/self/ns/net)" "--network host: the host's network namespace"
+
+# ---------------------------------------------------------------- the slirp interface
+
+id=$(new_id slirp)
+run rrt run --network slirp -b "$b_info" "$id"
+is "$rc" 0 "--network slirp: run"; [ "$rc" = 0 ] || diag "$err"
+has_line "$out" '^[0-9]+: tap0: <[^>]*\bUP\b.* mtu 65520 ' "slirp: tap0 is up with MTU 65520"
+has_line "$out" 'tap0 +inet 10\.0\.2\.100/24 ' "slirp: tap0 has 10.0.2.100/24"
+has_line "$out" '^default via 10\.0\.2\.2 dev tap0' "slirp: default route via 10.0.2.2"
+has_line "$out" '^1: lo: <[^>]*\bUP\b' "slirp: lo is up"
+has_line "$out" '^nameserver 10\.0\.2\.3$' "slirp: /etc/resolv.conf names 10.0.2.3"
+nothing_left "$id" "$b_info"
+
+# ---------------------------------------------------------------- bad specs and options
+
+b_bad=$(mkbundle bad true)
+bad_spec() { # bad_spec SPEC ERE NAME
+  local bid
+  bid=$(new_id bad)
+  run rrt create -p "$1" -b "$b_bad" "$bid"
+  if [ "$rc" -ne 0 ] && [[ $err =~ $2 ]]; then
+    pass "$3"
+  else
+    fail "$3" "exit status $rc" "stderr: $err" "expected: $2"
+  fi
+  [ -z "$(state_left "$bid")" ] || fail "$3: nothing left" "state: $(state_left "$bid")"
+}
+bad_spec 8080:abc 'publish "8080:abc": container port: not a number' "-p 8080:abc names the container port"
+bad_spec 70000:80 'host port: 70000 is out of range' "-p 70000:80 names the host port and the range"
+bad_spec 1.2.3:8080:80 'host address: "1\.2\.3" is not an IP address' "-p 1.2.3:8080:80 names the host address"
+bad_spec 8080:80/sctp 'protocol: expected tcp or udp, got "sctp"' "-p 8080:80/sctp names the protocol"
+bad_spec 8080 'expected \[HOSTIP:\]HOSTPORT:CTRPORT' "-p 8080 shows the expected form"
+bid=$(new_id bad)
+run rrt create --network none -p 8080:80 -b "$b_bad" "$bid"
+like "$rc:$err" '^[1-9][0-9]*:.*only be published with network slirp, not none' "-p with --network none is refused"
+b_badann=$(mkbundle badann true)
+cfg "$b_badann" '.annotations["rootlessrt.publish"] = "8080:80,9090:x/udp"'
+bid=$(new_id badann)
+run rrt create -b "$b_badann" "$bid"
+like "$rc:$err" '^[1-9][0-9]*:.*annotation rootlessrt.publish.*"9090:x/udp": container port: not a number' \
+  "a bad rootlessrt.publish annotation names the annotation and the field"
+cfg "$b_badann" '.annotations = {"rootlessrt.network": "slirp", "rootlessrt.mtu": "70000"}'
+run rrt create -b "$b_badann" "$bid"
+like "$rc:$err" '^[1-9][0-9]*:.*rootlessrt.mtu: expected a number from 68 to 65521' "a bad rootlessrt.mtu is refused"
+nothing_left "$bid" "$b_badann" "nothing left behind by the refused creates"
+
+# ---------------------------------------------------------------- published ports
+
+SERVE='P="/usr/bin/python3 /net-helper.py"
+$P udp-echo 5353 & $P xfer-server 9000 & $P short-server 9001 & $P stream-server 9002 &
+httpd -f -p 80 -h /www & wait'
+b_srv=$(netbundle srv sh -c "$SERVE")
+
+# wait_served NAME HTTPPORT [TCPPORTS...]: httpd answers, the xfer (9000), short (9001) servers too.
+wait_served() {
+  local name=$1 ph=$2 px=${3:-} ps=${4:-}
+  if wait_until 10 curl -fsS -m 2 "http://127.0.0.1:$ph/" &&
+    { [ -z "$px" ] || wait_until 10 py xfer-client "$px" 0; } &&
+    { [ -z "$ps" ] || wait_until 10 py short-seq "$ps" 1; }; then
+    return 0
+  fi
+  return 1
+}
+
+# The main container: every server, published with flags; created with a retry on a port taken
+# between the check and the bind.
+srv=$(new_id srv)
+for _ in 1 2 3; do
+  PH=$(free_port) PU=$(free_port) PX=$(free_port) PS=$(free_port) PT=$(free_port)
+  run rrt create -p "$PH:80" -p "127.0.0.1:$PU:5353/udp" -p "$PX:9000/tcp" -p "$PS:9001" \
+    -p "$PT:9002" -b "$b_srv" "$srv"
+  [ "$rc" -eq 0 ] || [[ $err != *"in use"* ]] && break
+done
+is "$rc" 0 "create with five published ports"; [ "$rc" = 0 ] || diag "$err"
+helper=$(helper_of "$srv")
+like "$helper" '^[1-9][0-9]*$' "the state names the network helper"
+busy=""
+for p in "$PH" "$PX" "$PS" "$PT" "$PU/udp"; do py is-free "${p%/*}" "$([[ $p == */udp ]] && echo udp || echo tcp)" && busy+=" $p"; done
+is "${busy# }" "" "when create returns, every published port is bound"
+ok "start" rrt start "$srv"
+wait_served srv "$PH" "$PX" "$PS" || fail "the servers in the container answer" "$(cat "$T_WORK"/.run*.err | tail -n 5)"
+
+run curl -fsS -m 5 "http://127.0.0.1:$PH/"
+is "$out" "hello from srv" "published TCP port: busybox httpd fetched from the host at 127.0.0.1:$PH"
+udp_why="the container got it; its reply to 10.0.2.2 is dropped by libslirp when host loopback is off (sotranslate_out; podman#4586)"
+run py udp-ping "$PU" "ping-$$"
+is "$out" "ping-$$" "published UDP port: a datagram echoed by the container"
+[ "$out" = "ping-$$" ] || diag "$udp_why"
+run py xfer-client "$PX" $((48 << 20))
+is "$out" "ok $((48 << 20)) bytes each way" "48 MiB both ways through the splice relay, byte-exact, with half-close"
+
+# fd baseline, once the relay has served a connection.
+base=$(fd_count "$helper")
+run py short-seq "$PS" 1000
+is "$out" 1000 "1,000 sequential short connections"
+run py short-conc "$PS" 100
+is "$out" 100 "100 concurrent short connections"
+wait_until 5 bash -c '[ "$(find /proc/$1/fd -mindepth 1 -maxdepth 1 | wc -l)" -le "$2" ]' sh "$helper" "$base"
+is "$(fd_count "$helper")" "$base" "the helper's fd count is back to its baseline ($base)"
+
+# Annotations alone, no flags: a second container publishing other ports at the same time, with
+# the slirp path forced for its TCP port and MTU 1500.
+b_ann=$(netbundle ann sh -c "ip -o link show tap0; ip -o addr show tap0; ip route; cat /etc/resolv.conf; $SERVE")
+PA=$(free_port) PAU=$(free_port) PAX=$(free_port)
+cfg "$b_ann" '.annotations = {"rootlessrt.network": "slirp",
+  "rootlessrt.publish": "\($a):80/tcp, 127.0.0.1:\($u):5353/udp,\($x):9000",
+  "rootlessrt.mtu": "1500", "rootlessrt.ports-via": "slirp"}' \
+  --arg a "$PA" --arg u "$PAU" --arg x "$PAX"
+ann=$(new_id ann)
+rrt create -b "$b_ann" "$ann" >"$T_WORK/ann.out" 2>&1
+is "$?" 0 "annotations alone: create (while the first container runs)"
+ok "annotations alone: start" rrt start "$ann"
+wait_served ann "$PA" "$PAX"
+ann_out=$(cat "$T_WORK/ann.out")
+has_line "$ann_out" 'tap0: <[^>]*\bUP\b.* mtu 1500 ' "annotations: rootlessrt.mtu=1500 sets tap0's MTU"
+has_line "$ann_out" 'tap0 +inet 10\.0\.2\.100/24 ' "annotations: tap0 has 10.0.2.100/24"
+has_line "$ann_out" '^default via 10\.0\.2\.2 dev tap0' "annotations: default route via 10.0.2.2"
+has_line "$ann_out" '^nameserver 10\.0\.2\.3$' "annotations: resolv.conf names 10.0.2.3"
+run curl -fsS -m 5 "http://127.0.0.1:$PA/"
+is "$out" "hello from ann" "annotations: published TCP port (slirp path) answers"
+run curl -fsS -m 5 "http://127.0.0.1:$PH/"
+is "$out" "hello from srv" "two containers publish different ports at once"
+run py udp-ping "$PAU" "ann-$$"
+is "$out" "ann-$$" "annotations: published UDP port"
+[ "$out" = "ann-$$" ] || diag "$udp_why"
+run py xfer-client "$PAX" $((8 << 20))
+is "$out" "ok $((8 << 20)) bytes each way" "8 MiB both ways through the slirp path, byte-exact, with half-close"
+
+# A port in use: a clear error at create, nothing left, the owner unaffected.
+b_dup=$(netbundle dup sleep 100)
+dup=$(new_id dup)
+run rrt create -p "$PH:80" -b "$b_dup" "$dup"
+like "$rc:$err" "^[1-9][0-9]*:.*publish 127\.0\.0\.1:$PH.*(in use|EADDRINUSE)" "a port in use fails create and says which"
+nothing_left "$dup" "$b_dup" "nothing left behind by the create that found its port in use"
+run curl -fsS -m 5 "http://127.0.0.1:$PH/"
+is "$out" "hello from srv" "the container that owns the port still serves it"
+
+# The container dying mid-transfer: the host side ends promptly, the helper exits (SIGKILL of the
+# container's init by its pid, not through the runtime).
+pid=$(state_field "$srv" .pid)
+dief=$T_WORK/die.out
+: >"$dief"
+"$PY" "$NETPY" die-client "$PT" "$dief" &
+dpid=$!
+if wait_until 10 grep -q reading "$dief"; then
+  t0=$("$PY" -c 'import time; print("%.3f" % time.monotonic())')
+  kill -KILL "$pid"
+  wait_pid "$dpid" 10
+  end=$(grep ended "$dief")
+  read -r _ how t1 <<<"${end/error /error-}"
+  like "${how:-none}" '^(eof|error-.*)$' "the container dying mid-transfer ends the host connection (EOF or reset)"
+  like "$(awk -v a="$t0" -v b="${t1:-999999}" 'BEGIN {print (b - a < 2) ? "prompt" : "after " b - a " s"}')" \
+    '^prompt$' "... within 2 s"
+else
+  fail "the stream through the published port started" "$(cat "$dief")"
+  skip "no stream" 1
+  kill "$dpid" 2>/dev/null
+fi
+wait_status "$srv" stopped 10
+gone_and_free "SIGKILL of the container" "$helper" "$PH" "$PX" "$PS" "$PT" "$PU/udp"
+ok "delete the killed container" rrt delete "$srv"
+nothing_left "$srv" "$b_srv"
+
+ann_helper=$(helper_of "$ann")
+ok "kill the annotated container" rrt kill "$ann" KILL
+wait_status "$ann" stopped 10
+gone_and_free "rrt kill KILL" "$ann_helper" "$PA" "$PAX" "$PAU/udp"
+rrt delete "$ann" >/dev/null 2>&1
+nothing_left "$ann" "$b_ann"
+
+# ---------------------------------------------------------------- exit, failed create
+
+b_exit=$(mkbundle exit sh -c 'ip -o addr show tap0')
+id=$(new_id exit)
+P1=$(free_port)
+run rrt run -p "$P1:80" -b "$b_exit" "$id"
+has_line "$out" 'inet 10\.0\.2\.100/24' "run -p: the container ran with its network"
+gone_and_free "after the container exits (run)" "" "$P1"
+nothing_left "$id" "$b_exit"
+
+id=$(new_id exit)
+run rrt create -p "$P1:80" -b "$b_exit" "$id"
+h=$(helper_of "$id")
+ok "create, start and let it exit" rrt start "$id"
+wait_status "$id" stopped 10
+gone_and_free "after the container exits, before delete" "$h" "$P1"
+rrt delete "$id" >/dev/null 2>&1
+nothing_left "$id" "$b_exit"
+
+b_hook=$(mkbundle hookfail true)
+cfg "$b_hook" '.hooks = {createRuntime: [{path: "/bin/sh", args: ["sh", "-c", "echo hook-ran >&2; exit 7"]}]}'
+id=$(new_id hookfail)
+run rrt create -p "$P1:80" -p "$P1:53/udp" -b "$b_hook" "$id"
+like "$rc:$err" '^[1-9][0-9]*:.*hook' "a create that fails after the network started says why"
+gone_and_free "after a failed create" "" "$P1" "$P1/udp"
+nothing_left "$id" "$b_hook"
+
+# ---------------------------------------------------------------- outbound, host loopback
+
+PO=$(free_port)
+hello_out=$T_WORK/hello.out
+"$PY" "$NETPY" tcp-hello 127.0.0.1 "$PO" "hello-from-host-$$" >"$hello_out" 2>&1 &
+hello_pid=$!
+wait_until 5 grep -q listening "$hello_out" || fail "the host's TCP server listens on 127.0.0.1:$PO"
+b_out=$(mkbundle out sh -c "nc -w 3 10.0.2.2 $PO </dev/null; echo rc=\$?")
+id=$(new_id out)
+run rrt run --network slirp -b "$b_out" "$id"
+unlike "$out" "hello-from-host" "host loopback off (default): 10.0.2.2:$PO does not reach the host's 127.0.0.1"
+cfg "$b_out" '.annotations["rootlessrt.host-loopback"] = "true"'
+id=$(new_id out)
+run rrt run --network slirp -b "$b_out" "$id"
+has_line "$out" "^hello-from-host-$$\$" "rootlessrt.host-loopback=true: 10.0.2.2:$PO reaches the host's 127.0.0.1"
+nothing_left "$id" "$b_out"
+kill "$hello_pid" 2>/dev/null
+wait "$hello_pid" 2>/dev/null
+
+# ---------------------------------------------------------------- DNS through 10.0.2.3
+
+# libslirp forwards 10.0.2.3 to the first nameserver of the helper's /etc/resolv.conf. The test
+# gives the runtime its own: a user namespace (uid 0 there, the user's subordinate ids mapped by
+# unshare --map-users=auto), a mount namespace whose /etc/resolv.conf says 127.0.0.1, and a network
+# namespace where the test's resolver listens on 127.0.0.1:53. The runtime then runs as uid 0 of a
+# user namespace, as under rootless podman.
+b_dns=$(mkbundle dns nslookup rrt-dns-test.example 10.0.2.3)
+cfg "$b_dns" '.linux.uidMappings = [{containerID: 0, hostID: 0, size: 1}] |
+  .linux.gidMappings = [{containerID: 0, hostID: 0, size: 1}] | del(.process.user.additionalGids)'
+echo "nameserver 127.0.0.1" >"$T_WORK/resolv.conf"
+chmod 0644 "$T_WORK/resolv.conf"
+dns_probe=$(unshare --map-users=auto --map-groups=auto --map-root-user -m -n true 2>&1)
+if [ -n "$dns_probe" ] || ! unshare --map-users=auto --map-groups=auto --map-root-user -m -n true 2>/dev/null; then
+  skip "DNS: cannot make a user+mount+network namespace with unshare --map-users=auto: ${dns_probe:-failed}" 2
+else
+  id=$(new_id dns)
+  run timeout -k 5 30 unshare --map-users=auto --map-groups=auto --map-root-user -m -n sh -c '
+    ip link set lo up && mount --bind "$1" /etc/resolv.conf || exit 99
+    "$2" "$3" dns 127.0.0.1 53 rrt-dns-test.example 192.0.2.77 & r=$!
+    sleep 0.3
+    "$4" --root "$5" run --network slirp -b "$6" "$7"; rc=$?
+    kill $r; exit $rc' sh "$T_WORK/resolv.conf" "$PY" "$NETPY" "$RRT" "$T_WORK/dns-root" "$b_dns" "$id"
+  is "$rc" 0 "DNS: nslookup through 10.0.2.3 exits 0"
+  [ "$rc" = 0 ] || diag "$err"
+  has_line "$out" '^Address:? +192\.0\.2\.77$' "DNS: the name resolves through 10.0.2.3 to the test resolver's answer"
+fi
+
+# ---------------------------------------------------------------- the slirp4netns hook beside
+
+hook=$CONTRIB_DIR/hooks/slirp4netns.sh
+if ! command -v slirp4netns >/dev/null; then
+  skip "slirp4netns is not installed: the contrib hook cannot be tried" 2
+else
+  b_s4n=$(mkbundle s4n sh -c 'ip -o addr show tap0; ip route')
+  cfg "$b_s4n" '.hooks = {createRuntime: [{path: $h, args: ["slirp4netns.sh", "tap0"],
+    env: ["PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"], timeout: 30}]}' --arg h "$hook"
+  # Beside a built-in network container that is running.
+  b_side=$(netbundle side sleep 30)
+  side=$(new_id side)
+  run rrt run -d --network slirp -p "$(free_port):80" -b "$b_side" "$side"
+  id=$(new_id s4n)
+  run rrt run -b "$b_s4n" "$id"
+  has_line "$out" 'tap0 +inet 10\.0\.2\.100/24' "the contrib slirp4netns hook still configures tap0"
+  is "$(status_of "$side")" running "... while a built-in slirp container runs beside it"
+  nothing_left "$id" "$b_s4n"
+  rrt kill "$side" KILL >/dev/null 2>&1
+  wait_status "$side" stopped 10
+  rrt delete "$side" >/dev/null 2>&1
+fi
+
+done_testing
