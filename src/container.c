@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "rootlessrt/cgroup.h"
+#include "rootlessrt/confine.h"
 #include "rootlessrt/container.h"
 #include "rootlessrt/exec.h"
 #include "rootlessrt/hooks.h"
@@ -176,6 +177,10 @@ static int load_bundle(struct create_ctx *c, struct rrt_error *err)
     return rrt_error_wrap(err, "%s", cfg);
   if (!c->spec->process)
     return rrt_error_msgf(err, EINVAL, "%s: process: required to create a container", cfg);
+  /* Unknown names are the config's error, reported by create (not at start,
+   * by init); names the running kernel lacks are warned about here, once. */
+  if (rrt_caps_validate(c->spec->process->capabilities, err) < 0)
+    return rrt_error_wrap(err, "%s", cfg);
   cleanup_free char *rootfs = c->spec->root_path[0] == '/'
                                   ? xstrdup(c->spec->root_path)
                                   : xasprintf("%s/%s", c->bundle, c->spec->root_path);
@@ -339,8 +344,7 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
     return -1;
   PHASE("config loaded");
   if (rrt_net_config_build(c->spec, c->o->network, c->o->publish, c->o->n_publish, c->o->net_opts,
-                           c->o->n_net_opts, &c->net, err) <
-      0)
+                           c->o->n_net_opts, &c->net, err) < 0)
     return -1;
   if (plan_namespaces(c, err) < 0)
     return -1;
@@ -387,7 +391,10 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
     resolv = xasprintf("%s/%s/resolv.conf", c->root, c->o->id);
     ia->resolv_conf = resolv;
   }
-  ia->seccomp_cache = NULL;
+  /* Compiled filters are cached per --root (keyed by a hash of the profile
+   * and the libseccomp version); a dot name is never taken for a container. */
+  cleanup_free char *seccomp_cache = xasprintf("%s/.seccomp-cache", c->root);
+  ia->seccomp_cache = seccomp_cache;
 
   if (c->o->foreground && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
     return rrt_error_errno(err, "prctl(PR_SET_CHILD_SUBREAPER)");

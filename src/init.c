@@ -238,7 +238,7 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
     return -1;
   if (rrt_rootfs_finalize(&rc, err) < 0)
     return -1;
-  if (rrt_process_find_exec(spec->process, err) < 0)
+  if (rrt_process_find_exec(spec->process, err) < 0 || rrt_process_prepare(spec, err) < 0)
     return -1;
   join_session_keyring(ia->no_new_keyring);
   if (ia->console_fd >= 0 && rrt_terminal_setup(spec->process, ia->console_fd, err) < 0)
@@ -319,6 +319,7 @@ void rrt_init_main(struct rrt_init_args *ia)
       .state_json = state_json,
       .seccomp_cache = NULL,
       .filter = filter,
+      .limits_applied = true,
   };
   rrt_process_exec(&x, &err);
   rrt_sync_send_error(conn, &err);

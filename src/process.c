@@ -126,6 +126,77 @@ int rrt_process_find_exec(const struct rrt_process *proc, struct rrt_error *err)
   return rrt_error_set(err, ENOENT, "exec \"%s\": executable file not found in $PATH", file);
 }
 
+static int apply_limits(const struct rrt_spec *spec, struct rrt_error *err)
+{
+  if (rrt_process_limits_apply(spec->process, err) < 0)
+    return -1;
+  if (spec->lnx.personality && rrt_personality_apply(spec->lnx.personality, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* Is id inside one of the ranges of /proc/self/{uid,gid}_map? */
+static bool id_mapped(const char *file, uint32_t id)
+{
+  cleanup_free char *text = NULL;
+  if (rrt_read_file(file, &text, NULL, NULL) < 0)
+    return true; /* cannot tell: setresuid will say */
+  char *save = NULL;
+  for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    unsigned long inside, outside, count;
+    if (sscanf(line, "%lu %lu %lu", &inside, &outside, &count) == 3 && id >= inside &&
+        id - inside < count)
+      return true;
+  }
+  return false;
+}
+
+static int prepare_cwd(const char *cwd, struct rrt_error *err)
+{
+  struct stat st;
+  if (stat(cwd, &st) == 0) {
+    if (!S_ISDIR(st.st_mode))
+      return rrt_error_msgf(err, ENOTDIR, "process.cwd %s: not a directory", cwd);
+    return 0;
+  }
+  if (errno != ENOENT)
+    return rrt_error_errno(err, "process.cwd %s", cwd);
+  /* Like runc and crun: a missing working directory is made. */
+  cleanup_free char *path = xstrdup(cwd);
+  for (char *p = path + 1;; p++) {
+    char c = *p;
+    if (c == '/' || c == '\0') {
+      *p = '\0';
+      if (mkdir(path, 0755) < 0 && errno != EEXIST)
+        return rrt_error_errno(err, "process.cwd %s: mkdir %s", cwd, path);
+      *p = c;
+    }
+    if (c == '\0')
+      break;
+  }
+  return 0;
+}
+
+int rrt_process_prepare(const struct rrt_spec *spec, struct rrt_error *err)
+{
+  const struct rrt_user *u = &spec->process->user;
+  if (!id_mapped("/proc/self/uid_map", u->uid))
+    return rrt_error_msgf(
+        err, EINVAL, "process.user.uid %u: not mapped in the container's user namespace", u->uid);
+  if (!id_mapped("/proc/self/gid_map", u->gid))
+    return rrt_error_msgf(
+        err, EINVAL, "process.user.gid %u: not mapped in the container's user namespace", u->gid);
+  for (size_t i = 0; i < u->n_additional_gids; i++)
+    if (!id_mapped("/proc/self/gid_map", u->additional_gids[i]))
+      return rrt_error_msgf(err, EINVAL,
+                            "process.user.additionalGids[%zu] %u: not mapped in the container's "
+                            "user namespace",
+                            i, u->additional_gids[i]);
+  if (prepare_cwd(spec->process->cwd, err) < 0)
+    return -1;
+  return apply_limits(spec, err);
+}
+
 static bool needs_caps_for_seccomp(const struct rrt_process *proc)
 {
   if (proc->no_new_privileges)
@@ -142,9 +213,7 @@ int rrt_process_exec(const struct rrt_exec_ctx *x, struct rrt_error *err)
 {
   const struct rrt_process *proc = x->proc;
   const struct rrt_seccomp *sc = x->spec->lnx.seccomp;
-  if (rrt_process_limits_apply(proc, err) < 0)
-    return -1;
-  if (x->spec->lnx.personality && rrt_personality_apply(x->spec->lnx.personality, err) < 0)
+  if (!x->limits_applied && apply_limits(x->spec, err) < 0)
     return -1;
   /* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it
    * while we still have it, when the user program will not. */

@@ -297,7 +297,16 @@ static int mount_one(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct 
   if (rrt_mount_opts_parse(&m->options, &o, err) < 0)
     return -1;
   int r = -1;
-  if (m->uid_mappings.n || m->gid_mappings.n || has_option(m, "idmap") || has_option(m, "ridmap")) {
+  /* /proc and /sys must be real directories whatever is mounted there: a
+   * rootless /sys (or /proc without a pid namespace) is a bind of the
+   * host's, and the masks below would miss it behind a symlink
+   * (CVE-2023-27561). proc and sysfs mounts are checked in mount_special. */
+  bool bind = o.bind || streq(m->type, "bind");
+  if (bind && (same_path(m->destination, "/proc") || same_path(m->destination, "/sys")) &&
+      check_not_symlink(rootfd, m->destination, "bind", err) < 0) {
+    r = -1;
+  } else if (m->uid_mappings.n || m->gid_mappings.n || has_option(m, "idmap") ||
+             has_option(m, "ridmap")) {
     r = rrt_error_set(err, ENOTSUP, "idmapped mounts are not supported");
   } else if (o.bind || streq(m->type, "bind")) {
     r = bind_mount(rootfd, m->destination, m->source, o.rbind, &o, 0, err);

@@ -54,18 +54,28 @@ int rrt_terminal_setup(const struct rrt_process *proc, int console_fd, struct rr
     if (ioctl(slave, TIOCSWINSZ, &ws) < 0)
       return rrt_error_errno(err, "process.consoleSize");
   }
-  /* /dev/console: an empty regular file bound to the slave; refuse to follow
-   * a symlink planted there (CVE-2025-52565). */
-  cleanup_close int cfd = open("/dev/console", O_CREAT | O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+  /* /dev/console: an empty regular file bound to the slave. What the rootfs
+   * put there is looked at through an O_PATH fd, never opened: a symlink
+   * would redirect the bind (CVE-2025-52565) and opening a FIFO blocks. */
+  int created = open("/dev/console", O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (created >= 0)
+    close(created);
+  cleanup_close int cfd = open("/dev/console", O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (cfd >= 0) {
     struct stat st;
     char target[64];
     snprintf(target, sizeof(target), "/proc/self/fd/%d", cfd);
-    if (fstat(cfd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)) &&
-        mount(name, target, NULL, MS_BIND, NULL) < 0)
+    if (fstat(cfd, &st) < 0)
+      return rrt_error_errno(err, "stat /dev/console");
+    if (S_ISLNK(st.st_mode))
+      return rrt_error_set(err, ELOOP, "/dev/console in the container is a symlink: refusing");
+    if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
+      return rrt_error_set(err, EINVAL,
+                           "/dev/console in the container is not a file or a character device "
+                           "(mode 0%o): refusing",
+                           (unsigned)(st.st_mode & S_IFMT));
+    if (mount(name, target, NULL, MS_BIND, NULL) < 0)
       return rrt_error_errno(err, "bind %s onto /dev/console", name);
-  } else if (errno == ELOOP) {
-    return rrt_error_set(err, ELOOP, "/dev/console in the container is a symlink: refusing");
   }
   if (send_fd(console_fd, master, name, err) < 0)
     return -1;

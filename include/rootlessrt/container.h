@@ -34,9 +34,9 @@ struct rrt_create_opts {
   bool have_console_fd; /* run with a terminal of its own: console_fd is the */
   int console_fd;       /* socket init sends the pty master to */
   const char *network;  /* --network */
-  char **net_opts; /* --network-opt KEY=VALUE and its shorthands */
+  char **net_opts;      /* --network-opt KEY=VALUE and its shorthands */
   size_t n_net_opts;
-  char **publish;       /* --publish, repeatable */
+  char **publish; /* --publish, repeatable */
   size_t n_publish;
 };
 
@@ -65,7 +65,14 @@ struct rrt_exec_ctx {
   const char *state_json;            /* for seccomp notify listeners */
   const char *seccomp_cache;         /* directory, or NULL */
   struct rrt_seccomp_filter *filter; /* compiled before pivot_root, or NULL */
+  bool limits_applied;               /* init did rlimits & co. at create already */
 };
+/* At create, in init after pivot_root: what runc and crun also refuse at
+ * create rather than at start: process.user ids that the user namespace does
+ * not map, a process.cwd that is not a directory (a missing one is made),
+ * rlimits, oomScoreAdj, personality, ioPriority and scheduler (applied now:
+ * they survive execve). */
+int rrt_process_prepare(const struct rrt_spec *spec, struct rrt_error *err);
 /* At create, in the container's root: process.args[0] exists (PATH search
  * as execve will do), so a missing program fails create with "exec \"x\":
  * ...: No such file or directory" as runc and crun do (engines map it to 127). */

@@ -1,0 +1,332 @@
+#!/bin/bash
+# t-confine.sh: every process-confinement field of config.json changes what the container really
+# has, as rrt-probe reports it from inside: the five capability sets, NoNewPrivs and Seccomp,
+# rlimits, umask, open fds (--preserve-fds, LISTEN_FDS/LISTEN_PID), cwd, user and groups,
+# oomScoreAdj, and seccomp profiles (errno, kill, argument filters, podman's default profile and
+# the compiled-filter cache). Failing configs must fail clearly and leave nothing behind.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
+source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
+
+CONFINE_DIR=$TESTS_DIR/confine
+
+# One bundle; each case rewrites its config.json from the pristine one.
+b=$(mkbundle cf rrt-probe caps)
+base_cfg=$T_WORK/base-config.json
+cp "$b/config.json" "$base_cfg" || bail_out "cannot save the base config"
+# The default rootless capabilities (what every case starts from).
+default_caps=$(jq -c .process.capabilities "$base_cfg")
+[ "$default_caps" != null ] || bail_out "the base config has no process.capabilities"
+
+# with_cfg FILTER [JQ-OPTIONS...] -- ARGS...: config = base | .process.args = ARGS | FILTER.
+with_cfg() {
+  local filter=$1 args
+  shift
+  local -a jqopts=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    jqopts+=("$1")
+    shift
+  done
+  shift
+  args=$("$PY" -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "$@") || return 1
+  jq "${jqopts[@]}" --argjson args "$args" "(.process.args = \$args) | $filter" "$base_cfg" \
+    >"$b/config.json"
+}
+
+# crun FILTER [JQ-OPTIONS...] -- ARGS...: `run` of the bundle with that config; out/err/rc as run.
+# RUN_OPTS (an array) goes between `run` and `-b`. $cid is the container id used.
+RUN_OPTS=()
+cid=""
+crun() {
+  with_cfg "$@" || bail_out "cannot write $b/config.json"
+  cid=$(new_id cf)
+  run rrt run "${RUN_OPTS[@]}" -b "$b" "$cid"
+}
+
+caps_of() { awk -v k="$1:" '$1 == k {print $2}' <<<"$2"; }
+# capmask NAME...: the 16-hex-digit mask /proc/PID/status shows for those capabilities.
+capmask() {
+  local m=0 n
+  for n in "$@"; do
+    case $n in
+      CAP_CHOWN) m=$((m | 1 << 0)) ;;
+      CAP_KILL) m=$((m | 1 << 5)) ;;
+      CAP_SETPCAP) m=$((m | 1 << 8)) ;;
+      CAP_NET_BIND_SERVICE) m=$((m | 1 << 10)) ;;
+      CAP_NET_RAW) m=$((m | 1 << 13)) ;;
+      CAP_SYS_ADMIN) m=$((m | 1 << 21)) ;;
+      CAP_AUDIT_WRITE) m=$((m | 1 << 29)) ;;
+      *) bail_out "capmask: add $n" ;;
+    esac
+  done
+  printf '%016x\n' "$m"
+}
+
+# failed_create NAME ERE FILTER [JQ-OPTIONS...]: `create` with that config fails (the config is
+# refused before any process exists), its message matches ERE, and nothing is left behind.
+failed_create() {
+  local name=$1 ere=$2 filter=$3 id
+  shift 3
+  with_cfg "$filter" "$@" -- rrt-probe sleep 100 || bail_out "cannot write $b/config.json"
+  id=$(new_id bad)
+  run rrt create -b "$b" "$id"
+  isnt "$rc" 0 "$name: create fails"
+  like "$err" "$ere" "$name: the error says why"
+  nothing_left "$id" "$b" "$name: nothing left behind"
+  rrt delete -f "$id" >/dev/null 2>&1 # when create wrongly succeeded: keep the next checks clean
+}
+
+# failed_run NAME ERE FILTER [JQ-OPTIONS...]: `run` with that config fails (at create or when the
+# process is set up), with a message matching ERE, and leaves nothing behind.
+failed_run() {
+  local name=$1 ere=$2 filter=$3 id
+  shift 3
+  with_cfg "$filter" "$@" -- rrt-probe exit 0 || bail_out "cannot write $b/config.json"
+  id=$(new_id bad)
+  run rrt run -b "$b" "$id"
+  isnt "$rc" 0 "$name: run fails"
+  like "$err" "$ere" "$name: the error says why"
+  nothing_left "$id" "$b" "$name: nothing left behind"
+  rrt delete -f "$id" >/dev/null 2>&1
+}
+
+# ---------------------------------------------------------------- capabilities
+
+crun . -- rrt-probe caps
+is "$rc" 0 "run rrt-probe caps with the default rootless capabilities"
+want=$(capmask CAP_AUDIT_WRITE CAP_KILL CAP_NET_BIND_SERVICE)
+is "$(caps_of CapBnd "$out"):$(caps_of CapPrm "$out"):$(caps_of CapEff "$out")" "$want:$want:$want" \
+  "default: bounding, permitted and effective are exactly the configured three"
+is "$(caps_of CapInh "$out")" 0000000000000000 "default: inheritable is empty (not asked for)"
+is "$(caps_of CapAmb "$out")" 0000000000000000 "default: ambient is empty"
+
+# Each set on its own changes what the process has. A non-root user, so that permitted and
+# effective are not widened to the bounding set by the kernel's root rules at execve.
+crun '.process.user = {uid: 1000, gid: 1000} | .process.capabilities = {
+  bounding: ["CAP_CHOWN", "CAP_NET_RAW", "CAP_SETPCAP"],
+  permitted: ["CAP_CHOWN", "CAP_NET_RAW"], effective: ["CAP_CHOWN", "CAP_NET_RAW"],
+  inheritable: ["CAP_CHOWN", "CAP_NET_RAW"], ambient: ["CAP_CHOWN", "CAP_NET_RAW"]}' -- rrt-probe caps
+is "$rc" 0 "uid 1000 with all five sets"
+two=$(capmask CAP_CHOWN CAP_NET_RAW)
+is "$(caps_of CapBnd "$out")" "$(capmask CAP_CHOWN CAP_NET_RAW CAP_SETPCAP)" "bounding exactly as configured"
+is "$(caps_of CapPrm "$out")" "$two" "permitted exactly as configured"
+is "$(caps_of CapEff "$out")" "$two" "effective exactly as configured"
+is "$(caps_of CapInh "$out")" "$two" "inheritable exactly as configured"
+is "$(caps_of CapAmb "$out")" "$two" "ambient exactly as configured"
+
+crun '.process.user = {uid: 1000, gid: 1000} | .process.capabilities = {
+  bounding: ["CAP_CHOWN", "CAP_NET_RAW"], permitted: ["CAP_CHOWN", "CAP_NET_RAW"],
+  effective: ["CAP_NET_RAW"], inheritable: ["CAP_CHOWN", "CAP_NET_RAW"], ambient: ["CAP_NET_RAW"]}' \
+  -- rrt-probe caps
+is "$(caps_of CapAmb "$out")" "$(capmask CAP_NET_RAW)" "a smaller ambient set: only CAP_NET_RAW"
+is "$(caps_of CapEff "$out")" "$(capmask CAP_NET_RAW)" "effective follows it (non-root execve keeps the ambient ones)"
+is "$(caps_of CapInh "$out")" "$two" "inheritable still both"
+
+# Root with noNewPrivileges: the kernel cannot widen permitted past what the runtime set.
+crun '.process.capabilities = {bounding: ["CAP_KILL", "CAP_SETPCAP"], permitted: ["CAP_KILL"],
+  effective: ["CAP_KILL"]}' -- rrt-probe caps
+is "$(caps_of CapBnd "$out"):$(caps_of CapPrm "$out"):$(caps_of CapEff "$out"):$(caps_of CapInh "$out")" \
+  "$(capmask CAP_KILL CAP_SETPCAP):$(capmask CAP_KILL):$(capmask CAP_KILL):0000000000000000" \
+  "root: a bounding capability left out of permitted is not granted"
+
+crun 'del(.process.capabilities)' -- rrt-probe caps
+is "$rc:$(caps_of CapBnd "$out"):$(caps_of CapEff "$out")" "0:0000000000000000:0000000000000000" \
+  "no process.capabilities: every set is empty"
+
+failed_create "unknown capability" 'process\.capabilities\.bounding\[3\].*CAP_FOO' \
+  '.process.capabilities.bounding += ["CAP_FOO"]'
+failed_create "unknown ambient capability" 'process\.capabilities\.ambient\[0\].*CAP_NOT_A_CAP' \
+  '.process.capabilities.ambient = ["CAP_NOT_A_CAP"]'
+failed_create "a bare number is not a capability name" 'process\.capabilities\.effective\[0\]' \
+  '.process.capabilities.effective = ["12"]'
+
+# ---------------------------------------------------------------- NoNewPrivs and Seccomp lines
+
+crun '.process.noNewPrivileges = true' -- rrt-probe status
+has_line "$out" '^NoNewPrivs:[[:space:]]+1$' "noNewPrivileges true -> NoNewPrivs: 1"
+has_line "$out" '^Seccomp:[[:space:]]+0$' "no linux.seccomp -> Seccomp: 0"
+crun '.process.noNewPrivileges = false' -- rrt-probe status
+has_line "$out" '^NoNewPrivs:[[:space:]]+0$' "noNewPrivileges false -> NoNewPrivs: 0"
+crun '.process.noNewPrivileges = false | .linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW",
+  syscalls: [{names: ["mkdir", "mkdirat"], action: "SCMP_ACT_ERRNO"}]}' -- rrt-probe status
+is "$rc" 0 "a seccomp filter without noNewPrivileges loads (while the runtime holds CAP_SYS_ADMIN)"
+has_line "$out" '^Seccomp:[[:space:]]+2$' "a profile -> Seccomp: 2 (filter mode)"
+has_line "$out" '^NoNewPrivs:[[:space:]]+0$' "and NoNewPrivs stays 0"
+
+# ---------------------------------------------------------------- rlimits
+
+crun '.process.rlimits = [{type: "RLIMIT_NOFILE", soft: 100, hard: 200},
+  {type: "RLIMIT_CORE", soft: 0, hard: 0}, {type: "RLIMIT_NPROC", soft: 300, hard: 400}]' \
+  -- rrt-probe rlimits
+has_line "$out" '^RLIMIT_NOFILE 100 200$' "RLIMIT_NOFILE soft 100 hard 200"
+has_line "$out" '^RLIMIT_CORE 0 0$' "RLIMIT_CORE 0 0"
+has_line "$out" '^RLIMIT_NPROC 300 400$' "RLIMIT_NPROC 300 400"
+crun '.process.rlimits = [{type: "RLIMIT_NOFILE", soft: 64, hard: 64}]' -- sh -c 'ulimit -n'
+is "$out" 64 "a shell in the container sees the NOFILE limit"
+hard=$(ulimit -Hn)
+if [ "$hard" = unlimited ]; then
+  skip "the caller's RLIMIT_NOFILE hard limit is unlimited: nothing to exceed" 3
+else
+  failed_run "RLIMIT_NOFILE above the caller's hard limit" \
+    "process\\.rlimits\\[0\\] \\(RLIMIT_NOFILE\\).*(above|raise).*$hard" \
+    '.process.rlimits = [{type: "RLIMIT_NOFILE", soft: 10, hard: $h}]' --argjson h "$((hard + 1))"
+fi
+failed_run "soft above hard" 'process\.rlimits\[0\].*soft' \
+  '.process.rlimits = [{type: "RLIMIT_NOFILE", soft: 200, hard: 100}]'
+failed_run "unknown rlimit" 'process\.rlimits\[0\].*RLIMIT_NOPE' \
+  '.process.rlimits = [{type: "RLIMIT_NOPE", soft: 1, hard: 1}]'
+
+# ---------------------------------------------------------------- umask, cwd
+
+crun '.process.user.umask = 63' -- rrt-probe umask
+is "$out" 0077 "process.user.umask 63 -> 0077"
+crun '.process.user.umask = 0' -- rrt-probe umask
+is "$out" 0000 "process.user.umask 0 -> 0000"
+crun 'del(.process.user.umask)' -- rrt-probe umask
+is "$out" 0022 "no umask -> 0022"
+
+crun '.process.cwd = "/tmp"' -- rrt-probe cwd
+is "$out" /tmp "process.cwd /tmp"
+crun '.process.cwd = "/etc/../var/tmp"' -- rrt-probe cwd
+is "$out" /var/tmp "process.cwd /etc/../var/tmp -> /var/tmp"
+failed_run "a missing cwd" 'process\.cwd.*/no/such/dir' '.process.cwd = "/no/such/dir"'
+
+# ---------------------------------------------------------------- fds
+
+# The caller's own fds (3..9, one a host directory) must not reach the container.
+with_cfg . -- rrt-probe fds
+id=$(new_id fds)
+run bash -c 'exec 3</dev/null 4</etc/passwd 7</ 9>>"$1"; shift; exec timeout 30 "$@"' sh \
+  "$T_WORK/fd9" "$RRT" --root "$RRT_ROOT" run -b "$b" "$id"
+is "$rc:$out" "0:0 1 2" "only 0, 1, 2 reach the container, though the caller had 3, 4, 7 and 9 open"
+with_cfg . -- rrt-probe fds
+id=$(new_id fds)
+run bash -c 'exec 3</dev/null 4</etc/passwd 5</dev/null 8</; shift; exec timeout 30 "$@"' sh \
+  x "$RRT" --root "$RRT_ROOT" run --preserve-fds 2 -b "$b" "$id"
+is "$rc:$out" "0:0 1 2 3 4" "--preserve-fds 2: 0 1 2 3 4, not 5 or 8"
+with_cfg . -- rrt-probe env
+id=$(new_id fds)
+run bash -c 'exec 3</dev/null 4</dev/null; exec timeout 30 "$@"' sh \
+  "$RRT" --root "$RRT_ROOT" run --preserve-fds 2 -b "$b" "$id"
+has_line "$out" '^LISTEN_FDS=2$' "--preserve-fds 2 sets LISTEN_FDS=2"
+has_line "$out" '^LISTEN_PID=1$' "and LISTEN_PID to the process's pid (1)"
+with_cfg '.process.env += ["LISTEN_FDS=1", "LISTEN_PID=4242"]' -- rrt-probe env
+id=$(new_id fds)
+run bash -c 'exec 3</dev/null; exec timeout 30 "$@"' sh \
+  "$RRT" --root "$RRT_ROOT" run --preserve-fds 1 -b "$b" "$id"
+is "$(grep -E '^LISTEN_(FDS|PID)=' <<<"$out" | paste -sd,)" "LISTEN_FDS=1,LISTEN_PID=1" \
+  "a configured LISTEN_PID is replaced by the real pid"
+crun . -- rrt-probe env
+no_line "$out" '^LISTEN_(FDS|PID)=' "without --preserve-fds there is no LISTEN_FDS/LISTEN_PID"
+
+# ---------------------------------------------------------------- user, groups
+
+read -r sg_start sg_count <<<"$(subid_range /etc/subgid)"
+read -r su_start su_count <<<"$(subid_range /etc/subuid)"
+if [ -z "${sg_start:-}" ] || [ -z "${su_start:-}" ] || [ "${sg_count:-0}" -lt 1001 ] ||
+  [ "${su_count:-0}" -lt 1001 ]; then
+  skip "no subuid/subgid range of 1001+ ids for $(id -un): uid 1000 and setgroups need one" 3
+else
+  crun '.process.user = {uid: 1000, gid: 1000, additionalGids: [5, 6, 1000]}' -- rrt-probe ids
+  is "$rc:$out" "0:uid=1000 gid=1000 euid=1000 egid=1000 groups=5,6,1000" \
+    "user uid 1000, gid 1000, additionalGids 5,6,1000"
+  crun '.process.user = {uid: 0, gid: 0}' -- rrt-probe ids
+  is "$out" "uid=0 gid=0 euid=0 egid=0 groups=" "uid 0 without additionalGids: no supplementary groups"
+  crun '.root.readonly = false | .process.user = {uid: 1000, gid: 1000}' -- rrt-probe write /etc/hostname x
+  is "$out" EACCES "uid 1000 cannot write root's /etc/hostname (the uid switch is real)"
+fi
+failed_run "an unmapped uid" 'process\.user\.uid 4000000000' '.process.user = {uid: 4000000000, gid: 0}'
+
+# ---------------------------------------------------------------- oomScoreAdj
+
+cur=$(cat /proc/self/oom_score_adj)
+up=$((cur + 100 > 1000 ? 1000 : cur + 100))
+crun '.process.oomScoreAdj = $v' --argjson v "$up" -- rrt-probe cat /proc/self/oom_score_adj
+is "$rc:$out" "0:$up" "oomScoreAdj raised from $cur to $up"
+if [ "$cur" -le -1000 ]; then
+  skip "oom_score_adj is already -1000: nothing lower to ask for" 3
+else
+  down=$((cur - 100 < -1000 ? -1000 : cur - 100))
+  crun '.process.oomScoreAdj = $v' --argjson v "$down" -- rrt-probe cat /proc/self/oom_score_adj
+  is "$rc" 0 "oomScoreAdj lowered to $down: the container still runs"
+  like "$err" "warning.*oomScoreAdj.*$down" "with a warning naming process.oomScoreAdj"
+  is "$out" "$cur" "and the score is left at $cur"
+fi
+failed_run "oomScoreAdj out of range" 'process\.oomScoreAdj' '.process.oomScoreAdj = 1001'
+
+# ---------------------------------------------------------------- seccomp
+
+# With a writable root so that an allowed mkdir succeeds and a refused one is seccomp's doing.
+crun '.root.readonly = false | .linux.seccomp = $p[0]' --slurpfile p "$CONFINE_DIR/deny-mkdir.json" \
+  -- sh -c 'rrt-probe syscall mkdir; rrt-probe syscall getpid; mkdir /tmp/d 2>&1; echo "mkdir $?"'
+is "$(sed -n 1,2p <<<"$out" | paste -sd,)" "EPERM,ok" "deny-mkdir: mkdir fails with EPERM, getpid works"
+has_line "$out" '^mkdir 1$' "busybox mkdir fails under it"
+crun '.root.readonly = false' -- rrt-probe syscall mkdir
+is "$out" ok "without the profile mkdir works"
+
+crun '.linux.seccomp = $p[0]' --slurpfile p "$CONFINE_DIR/kill-getpid.json" -- rrt-probe syscall getpid
+is "$rc" 159 "kill-getpid: the process dies of SIGSYS, run exits 128+31"
+is "$out" "" "and prints nothing (it died in the syscall)"
+nothing_left "$cid" "$b" "a process killed by seccomp leaves nothing behind"
+crun '.linux.seccomp = $p[0]' --slurpfile p "$CONFINE_DIR/kill-getpid.json" -- rrt-probe syscall mkdir
+is "$rc" 1 "kill-getpid: other syscalls are allowed (mkdir reaches the read-only root)"
+
+crun '.linux.seccomp = $p[0]' --slurpfile p "$CONFINE_DIR/arg-socket.json" \
+  -- sh -c 'rrt-probe syscall socket; rrt-probe syscall socket-unix; rrt-probe rawsyscall 41 10 1 0'
+is "$(paste -sd, <<<"$out")" "EACCES,ok,EAFNOSUPPORT" \
+  "arg filter: socket(AF_INET) -> EACCES (errnoRet 13), AF_UNIX allowed, AF_INET6 hits the MASKED_EQ rule"
+
+crun '.root.readonly = false | .linux.seccomp = $p[0]' --slurpfile p "$CONFINE_DIR/podman-default.json" \
+  -- sh -c 'set -e; echo hello | tr a-z A-Z; ls / | grep -c . >/dev/null; mkdir -p /tmp/pd/x;
+    echo data >/tmp/pd/x/f; cat /tmp/pd/x/f; rm -r /tmp/pd; sleep 0.1; n=0; while [ $n -lt 3 ];
+    do n=$((n + 1)); done; echo "loop $n"; rrt-probe status | grep Seccomp;
+    rrt-probe rawsyscall 248 || true; rrt-probe syscall chroot || true'
+is "$rc" 0 "podman's default profile: busybox sh runs a script"
+is "$(sed -n 1,3p <<<"$out" | paste -sd,)" "HELLO,data,loop 3" "pipes, files and loops work under it"
+has_line "$out" '^Seccomp:[[:space:]]+2$' "the filter is loaded"
+has_line "$out" '^ENOSYS$' "a syscall it does not list (add_key) gets defaultErrnoRet 38 (ENOSYS)"
+has_line "$out" '^EPERM$' "one it refuses explicitly (chroot) gets EPERM"
+has_line "$err" 'warning.*rrt_future_syscall_a' "an unknown syscall name is skipped with a warning"
+has_line "$err" 'warning.*rrt_future_syscall_b' "each one named"
+no_line "$err" 'error' "and nothing worse"
+
+failed_run "an unknown seccomp action" 'linux\.seccomp.*SCMP_ACT_NOPE' \
+  '.linux.seccomp = {defaultAction: "SCMP_ACT_NOPE"}'
+failed_run "an unknown comparison" 'linux\.seccomp.*SCMP_CMP_NOPE' \
+  '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["socket"],
+    action: "SCMP_ACT_ERRNO", args: [{index: 0, value: 2, op: "SCMP_CMP_NOPE"}]}]}'
+
+# ---------------------------------------------------------------- the seccomp filter cache
+
+# The cache directory is the runtime's choice; look for the compiled filters wherever it may be.
+cache_files() {
+  find "$RRT_ROOT" "${XDG_CACHE_HOME:-$HOME/.cache}/rootlessrt" "${XDG_RUNTIME_DIR:-/nonexistent}" \
+    -name '*.bpf' -type f 2>/dev/null | sort
+}
+before=$(cache_files)
+# podman's profile with one more rule: a profile no earlier case of this file compiled.
+cache_filter='.linux.seccomp = ($p[0] | .syscalls += [{names: ["getpgrp"], action: "SCMP_ACT_ALLOW"}])'
+crun "$cache_filter" --slurpfile p "$CONFINE_DIR/podman-default.json" -- rrt-probe status
+after=$(cache_files)
+new_files=$(comm -13 <(printf '%s\n' "$before") <(printf '%s\n' "$after") | grep .)
+if [ -z "$new_files" ]; then
+  skip "no seccomp cache directory is wired (no *.bpf file appeared under --root or ~/.cache)" 6
+else
+  is "$(wc -l <<<"$new_files")" 1 "one compiled filter is cached for podman's profile"
+  f=$new_files
+  with_cfg "$cache_filter" --slurpfile p "$CONFINE_DIR/podman-default.json" -- rrt-probe status
+  cid=$(new_id cache)
+  run rrt --debug run -b "$b" "$cid"
+  has_line "$out" '^Seccomp:[[:space:]]+2$' "the second run with the same profile loads the filter"
+  has_line "$err" 'cache hit' "from the cache (debug: cache hit)"
+  printf 'garbage' >"$f"
+  crun "$cache_filter" --slurpfile p "$CONFINE_DIR/podman-default.json" -- rrt-probe rawsyscall 248
+  is "$rc:$out" "1:ENOSYS" "a damaged cache file is recompiled: the filter still works"
+  like "$err" 'warning.*seccomp cache' "with a warning"
+  crun '.linux.seccomp = ($p[0] | .syscalls += [{names: ["getppid"], action: "SCMP_ACT_ALLOW"}])' \
+    --slurpfile p "$CONFINE_DIR/podman-default.json" -- rrt-probe status
+  is "$(comm -13 <(printf '%s\n' "$after") <(cache_files) | grep -c .)" 1 \
+    "another profile gets a cache file of its own"
+fi
+
+nothing_left "$cid" "$b" "nothing left behind at the end"
+done_testing
