@@ -123,6 +123,32 @@ static bool kill_and_wait(pid_t pid, unsigned long long start, int timeout_ms)
   return !rrt_proc_same(pid, start);
 }
 
+/* SIGTERM/SIGINT/SIGHUP/SIGQUIT during create (an engine giving up, ^C):
+ * the handler kills what create started, so the wait in progress fails and
+ * the ordinary failure path destroys the rest (state, poststop). Hooks have
+ * their own handling (hooks.c), so these handlers are lifted around them. */
+static volatile sig_atomic_t create_interrupted;
+static volatile pid_t create_child = -1, create_init = -1;
+static const int create_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+#define N_CREATE_SIGNALS (sizeof(create_signals) / sizeof(create_signals[0]))
+
+static void on_create_signal(int sig)
+{
+  create_interrupted = sig;
+  if (create_init > 0)
+    kill(create_init, SIGKILL);
+  if (create_child > 0)
+    kill(create_child, SIGKILL);
+}
+
+static void create_signals_set(bool catch)
+{
+  struct sigaction sa = {.sa_handler = catch ? on_create_signal : SIG_DFL};
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < N_CREATE_SIGNALS; i++)
+    sigaction(create_signals[i], &sa, NULL);
+}
+
 struct create_ctx {
   const struct rrt_global *g;
   const struct rrt_create_opts *o;
@@ -308,7 +334,11 @@ static int run_hooks(struct create_ctx *c, enum rrt_hook_kind kind, const char *
   if (c->spec->hooks[kind].n == 0)
     return 0;
   cleanup_free char *json = rrt_state_oci_json(&c->st, status, false);
-  return rrt_hooks_run(c->spec, kind, json, err);
+  create_signals_set(false);
+  int r = create_interrupted ? rrt_error_msgf(err, EINTR, "interrupted")
+                             : rrt_hooks_run(c->spec, kind, json, err);
+  create_signals_set(true);
+  return r;
 }
 
 /* A cgroup of its own when the caller has a delegated cgroup v2 subtree;
@@ -406,6 +436,7 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   cleanup_pid pid_t child = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
   if (child < 0)
     return rrt_error_errno(err, "clone(%s)", c->plan.create ? "CLONE_NEWUSER" : "");
+  create_child = child;
   if (child == 0) {
     close(parent_fd);
     parent_fd = -1;
@@ -431,6 +462,9 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   }
   c->st.pid = init;
   c->st.pid_start = rrt_proc_start_time(init);
+  create_init = init;
+  if (create_interrupted)
+    kill(init, SIGKILL);
   if (setup_cgroup(c, init, err) < 0)
     return -1;
   if (rrt_sync_send(parent_fd, RRT_SYNC_CONTINUE, 0, NULL, err) < 0)
@@ -494,9 +528,19 @@ int rrt_container_create(const struct rrt_global *g, const struct rrt_create_opt
   pid_t init = 0;
   if (rrt_state_validate_id(o->id, err) < 0)
     return -1;
+  create_interrupted = 0;
+  create_child = create_init = -1;
+  create_signals_set(true);
   int ret = do_create(&c, &init, err);
+  if (ret == 0 && create_interrupted)
+    ret = rrt_error_msgf(err, EINTR, "create interrupted by signal %s",
+                         rrt_signal_name(create_interrupted));
+  else if (ret < 0 && create_interrupted)
+    rrt_error_wrap(err, "create interrupted by signal %s", rrt_signal_name(create_interrupted));
   if (ret < 0)
     destroy_failed(&c);
+  create_signals_set(false);
+  create_child = create_init = -1;
   create_ctx_free(&c);
   return ret;
 }

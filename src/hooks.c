@@ -27,6 +27,19 @@
 /* Without pidfds the loop cannot sleep until the hook exits; it polls this often. */
 #define PID_POLL_MS 20
 
+/* Signals that would kill the runtime while a hook runs and leave the hook
+ * (in a process group of its own, so not reached by a terminal's ^C either)
+ * running on, orphaned, past its timeout. While hooks run they are caught
+ * instead and end the hook like a timeout does. */
+static const int interrupt_signals[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+#define N_INTERRUPT_SIGNALS (sizeof(interrupt_signals) / sizeof(interrupt_signals[0]))
+static volatile sig_atomic_t hooks_interrupted;
+
+static void note_interrupt(int sig)
+{
+  hooks_interrupted = sig;
+}
+
 /* What the child sends over the CLOEXEC report pipe when it fails before or at
  * execve, so that a missing hook is "exec: No such file or directory" rather
  * than an anonymous exit status 127. */
@@ -258,8 +271,8 @@ static int pidfd_open_compat(pid_t pid)
 
 /* Runs the poll loop until the hook is reaped and its output drained (or the
  * drain deadline passes). *timed_out is set when the hook had to be killed. */
-static int supervise(struct hook_run *run, int timeout_s, int *status, bool *timed_out,
-                     struct rrt_error *err)
+static int supervise(struct hook_run *run, int timeout_s, const sigset_t *poll_mask, int *status,
+                     bool *timed_out, struct rrt_error *err)
 {
   int64_t start = now_ms();
   int64_t deadline = timeout_s > 0 ? start + (int64_t)timeout_s * 1000 : -1;
@@ -281,6 +294,12 @@ static int supervise(struct hook_run *run, int timeout_s, int *status, bool *tim
         drain_deadline = now_ms() + DRAIN_AFTER_EXIT_MS;
         close_fd(&run->in_fd);
       }
+    }
+    if (hooks_interrupted && !reaped) {
+      kill_hook_group(&run->pid);
+      const char *name = rrt_signal_name(hooks_interrupted);
+      return rrt_error_msgf(err, EINTR, "%s: interrupted by signal SIG%s", run->prefix,
+                            name ? name : "?");
     }
     int64_t now = now_ms();
     if (reaped && ((run->out.fd < 0 && run->err.fd < 0) || now >= drain_deadline))
@@ -318,7 +337,10 @@ static int supervise(struct hook_run *run, int timeout_s, int *status, bool *tim
     if (!reaped && pidfd < 0 && (wait < 0 || wait > PID_POLL_MS))
       wait = PID_POLL_MS;
 
-    int r = poll(pfd, n, wait > INT_MAX ? INT_MAX : (int)wait);
+    /* The interrupt signals are blocked but here: one cannot slip in between
+     * the check above and the wait. */
+    struct timespec ts = {.tv_sec = wait / 1000, .tv_nsec = (wait % 1000) * 1000000};
+    int r = ppoll(pfd, n, wait < 0 ? NULL : &ts, poll_mask);
     if (r < 0 && errno != EINTR)
       return rrt_error_errno(err, "%s: poll", run->prefix);
     if (r <= 0)
@@ -386,7 +408,7 @@ static int hook_outcome(struct hook_run *run, const struct rrt_hook *hook, int r
 }
 
 static int run_one(const struct rrt_hook *hook, const char *prefix, const char *state_json,
-                   struct rrt_error *err)
+                   const sigset_t *poll_mask, struct rrt_error *err)
 {
   char *default_argv[] = {hook->path, NULL};
   char *empty_env[] = {NULL};
@@ -439,7 +461,7 @@ static int run_one(const struct rrt_hook *hook, const char *prefix, const char *
   };
   int status = 0;
   bool timed_out = false;
-  int r = supervise(&run, hook->timeout, &status, &timed_out, err);
+  int r = supervise(&run, hook->timeout, poll_mask, &status, &timed_out, err);
   /* supervise() closes what it finishes with; the rest closes here. */
   if (run.in_fd < 0)
     in_w = -1;
@@ -466,10 +488,29 @@ int rrt_hooks_run(const struct rrt_spec *spec, enum rrt_hook_kind kind, const ch
 
   /* A hook that exits without reading its stdin must not kill the runtime
    * with SIGPIPE: block it for the duration and discard what we caused. */
-  sigset_t pipe_set, old_mask, pending;
+  sigset_t pipe_set, block_set, old_mask, poll_mask, pending;
   sigemptyset(&pipe_set);
   sigaddset(&pipe_set, SIGPIPE);
-  sigprocmask(SIG_BLOCK, &pipe_set, &old_mask);
+  /* A signal that would kill the runtime is caught instead (those with a
+   * handler or ignored keep theirs): blocked, and let in only while waiting. */
+  block_set = pipe_set;
+  struct sigaction catch_sa = {.sa_handler = note_interrupt}, old_sa[N_INTERRUPT_SIGNALS];
+  bool caught[N_INTERRUPT_SIGNALS] = {false};
+  sigemptyset(&catch_sa.sa_mask);
+  hooks_interrupted = 0;
+  for (size_t i = 0; i < N_INTERRUPT_SIGNALS; i++) {
+    if (sigaction(interrupt_signals[i], NULL, &old_sa[i]) == 0 && old_sa[i].sa_handler == SIG_DFL &&
+        !(old_sa[i].sa_flags & SA_SIGINFO)) {
+      sigaddset(&block_set, interrupt_signals[i]);
+      caught[i] = true;
+    }
+  }
+  sigprocmask(SIG_BLOCK, &block_set, &old_mask);
+  for (size_t i = 0; i < N_INTERRUPT_SIGNALS; i++)
+    if (caught[i])
+      sigaction(interrupt_signals[i], &catch_sa, NULL);
+  poll_mask = old_mask;
+  sigaddset(&poll_mask, SIGPIPE);
   bool was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
 
   int ret = 0;
@@ -478,8 +519,17 @@ int rrt_hooks_run(const struct rrt_spec *spec, enum rrt_hook_kind kind, const ch
     cleanup_free char *prefix = xasprintf("%s hook #%zu (%s)", kind_name, i, hook->path);
     struct rrt_error one = RRT_ERROR_INIT;
     rrt_debug("%s: running", prefix);
-    if (run_one(hook, prefix, state_json, &one) == 0)
+    if (run_one(hook, prefix, state_json, &poll_mask, &one) == 0 && !hooks_interrupted)
       continue;
+    if (hooks_interrupted) {
+      /* No more hooks, not even poststop ones: the caller was asked to stop. */
+      const char *name = rrt_signal_name(hooks_interrupted);
+      if (!one.msg)
+        rrt_error_msgf(&one, EINTR, "%s: interrupted by signal SIG%s", prefix, name ? name : "?");
+      rrt_error_move(err, &one);
+      ret = -1;
+      break;
+    }
     if (kind == RRT_HOOK_POSTSTOP) {
       /* runtime.md, lifecycle step 13: warn, then go on as if it succeeded. */
       rrt_warn("%s", rrt_error_msg(&one));
@@ -496,6 +546,15 @@ int rrt_hooks_run(const struct rrt_spec *spec, enum rrt_hook_kind kind, const ch
     while (sigtimedwait(&pipe_set, NULL, &zero) == SIGPIPE)
       ;
   }
+  /* Restore the mask first: a signal still pending is taken by our handler. */
   sigprocmask(SIG_SETMASK, &old_mask, NULL);
+  for (size_t i = 0; i < N_INTERRUPT_SIGNALS; i++)
+    if (caught[i])
+      sigaction(interrupt_signals[i], &old_sa[i], NULL);
+  if (hooks_interrupted && ret == 0) {
+    const char *name = rrt_signal_name(hooks_interrupted);
+    ret = rrt_error_msgf(err, EINTR, "%s hooks: interrupted by signal SIG%s", kind_name,
+                         name ? name : "?");
+  }
   return ret;
 }

@@ -285,6 +285,10 @@ void rrt_init_main(struct rrt_init_args *ia)
   char *state_json = NULL;
   struct rrt_seccomp_filter *filter = NULL;
 
+  /* create's interrupt handlers are the runtime's, not ours. */
+  int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+  for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+    signal(sigs[i], SIG_DFL);
   /* The lock on the state directory belongs to the runtime: a copy of the
    * open file here would hold it for the container's whole life. */
   if (ia->state_dirfd >= 0)

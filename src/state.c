@@ -90,8 +90,15 @@ static int lock_dir(int fd, bool exclusive, const char *id, struct rrt_error *er
 {
   int r;
   do
-    r = flock(fd, exclusive ? LOCK_EX : LOCK_SH);
+    r = flock(fd, exclusive ? LOCK_EX : LOCK_SH | LOCK_NB);
   while (r < 0 && errno == EINTR);
+  /* Readers (state, list, kill, ps, exec) do not wait for create, start or
+   * delete: those hold the lock while hooks run, and a hook asking the runtime
+   * for its container's state would wait for itself until its timeout.
+   * state.json is replaced by rename, so an unlocked read is of one whole
+   * version; "does not exist" is still checked below. */
+  if (r < 0 && !exclusive && errno == EWOULDBLOCK)
+    return 0;
   if (r < 0)
     return rrt_error_errno(err, "lock container \"%s\"", id);
   return 0;

@@ -32,7 +32,7 @@ int rrt_state_validate_id(const char *id, struct rrt_error *err);
 
 /* Makes ROOT/ID (fails clearly when it exists) and locks it exclusively. */
 int rrt_state_create_dir(const char *root, const char *id, int *dirfd, struct rrt_error *err);
-/* Opens and locks (exclusive or shared) an existing ROOT/ID; unknown -> error
+/* Opens and locks (exclusive, or shared without waiting) an existing ROOT/ID; unknown -> error
  * "container \"ID\" does not exist". */
 int rrt_state_open(const char *root, const char *id, bool exclusive, int *dirfd,
                    struct rrt_error *err);
