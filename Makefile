@@ -111,7 +111,7 @@ lint:
 	@clang-format --dry-run --Werror $(C_FILES)
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 	  --suppress=missingIncludeSystem -Iinclude $(C_FILES)
-	@shellcheck -x $(SHELL_SCRIPTS)
+	@shellcheck -x -S warning $(SHELL_SCRIPTS)
 	@echo "lint: ok"
 
 install: all

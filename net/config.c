@@ -210,8 +210,8 @@ static int apply_option(const char *key, const char *v, const char *what,
                        what);
 }
 
-static const char *const annotation_keys[] = {"network", "publish", "mtu", "ipv6",
-                                              "host-loopback", "cidr", "ports-via"};
+static const char *const annotation_keys[] = {"network",       "publish", "mtu",      "ipv6",
+                                              "host-loopback", "cidr",    "ports-via"};
 
 static int apply_annotations(const struct rrt_spec *spec, struct rrt_net_config *cfg,
                              struct rrt_error *err)

@@ -177,8 +177,7 @@ static void udp_from_host(struct net_relay *r, struct udp_listener *l)
       struct rrt_error err = RRT_ERROR_INIT;
       int fd = net_agent_socket(r->agent_sock, SOCK_DGRAM, &err);
       if (fd < 0) {
-        rrt_warn("publish %s:%u/udp: %s", l->port.host_ip, l->port.host_port,
-                 rrt_error_msg(&err));
+        rrt_warn("publish %s:%u/udp: %s", l->port.host_ip, l->port.host_port, rrt_error_msg(&err));
         rrt_error_clear(&err);
         continue;
       }

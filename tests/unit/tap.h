@@ -23,7 +23,7 @@ static int tap_n, tap_failed;
 #define is_str(a, b, ...)                                                                          \
   do {                                                                                             \
     const char *is_a_ = (a), *is_b_ = (b);                                                         \
-    ok(is_a_ && is_b_ && strcmp(is_a_, is_b_) == 0, __VA_ARGS__);                                  \
+    ok(is_a_ &&is_b_ &&strcmp(is_a_, is_b_) == 0, __VA_ARGS__);                                    \
     if (!(is_a_ && is_b_ && strcmp(is_a_, is_b_) == 0))                                            \
       printf("#   got: '%s'\n#   expected: '%s'\n", is_a_ ? is_a_ : "(null)",                      \
              is_b_ ? is_b_ : "(null)");                                                            \

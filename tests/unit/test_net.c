@@ -201,7 +201,6 @@ static void test_bad_annotations(void)
                  "number");
 }
 
-
 static void test_cli_options(void)
 {
   struct rrt_net_config c;
