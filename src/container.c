@@ -205,7 +205,8 @@ static int load_bundle(struct create_ctx *c, struct rrt_error *err)
     return rrt_error_msgf(err, EINVAL, "%s: process: required to create a container", cfg);
   /* Unknown names are the config's error, reported by create (not at start,
    * by init); names the running kernel lacks are warned about here, once. */
-  if (rrt_caps_validate(c->spec->process->capabilities, err) < 0)
+  if (rrt_caps_validate(c->spec->process->capabilities, err) < 0 ||
+      rrt_lsm_check(c->spec->process, err) < 0)
     return rrt_error_wrap(err, "%s", cfg);
   cleanup_free char *rootfs = c->spec->root_path[0] == '/'
                                   ? xstrdup(c->spec->root_path)

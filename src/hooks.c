@@ -147,16 +147,7 @@ child_exec(const struct rrt_hook *hook, char *const *argv, char *const *envp, in
    * inherited: a hook must not run with the runtime's choices (e.g. SIGPIPE
    * ignored, SIGCHLD blocked). Handlers reset themselves at exec, but a
    * handler could run between here and exec, so reset everything. */
-  struct sigaction dfl;
-  memset(&dfl, 0, sizeof(dfl));
-  dfl.sa_handler = SIG_DFL;
-  sigemptyset(&dfl.sa_mask);
-  for (int sig = 1; sig < NSIG; sig++)
-    if (sig != SIGKILL && sig != SIGSTOP)
-      sigaction(sig, &dfl, NULL); /* EINVAL for the libc-reserved ones: fine */
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
+  rrt_reset_signals();
 
   /* If the runtime ran with 0, 1 or 2 closed, a pipe end can sit there: move
    * everything above 3 first so that the dup2s below cannot clobber each other. */

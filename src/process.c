@@ -240,10 +240,14 @@ int rrt_process_exec(const struct rrt_exec_ctx *x, struct rrt_error *err)
     if (fl >= 0)
       fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC);
   }
+  if (rrt_lsm_apply(proc, err) < 0)
+    return -1;
   if (proc->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return rrt_error_errno(err, "process.noNewPrivileges");
   if (x->filter && !early_seccomp && rrt_seccomp_load(x->filter, sc, x->state_json, err) < 0)
     return rrt_error_wrap(err, "linux.seccomp");
+  /* Nothing of the runtime's signal handling reaches the program. */
+  rrt_reset_signals();
   int r = exec_search(proc->args.v[0], proc->args.v, envp, path ? path : DEFAULT_PATH);
   return rrt_error_set(err, -r, "exec \"%s\"", proc->args.v[0]);
 }

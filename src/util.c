@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -285,4 +286,26 @@ const char *rrt_signal_name(int sig)
     if (signals[i].sig == sig)
       return signals[i].name;
   return NULL;
+}
+
+/* The kernel's own struct: glibc's sigaction refuses the signals it reserves
+ * (32, 33), yet an ignored one is inherited across execve all the same. */
+struct kernel_sigaction {
+  void (*handler)(int);
+  unsigned long flags;
+  void (*restorer)(void);
+  unsigned long long mask;
+};
+
+void rrt_reset_signals(void)
+{
+  for (int sig = 1; sig < NSIG; sig++) {
+    if (sig == SIGKILL || sig == SIGSTOP)
+      continue;
+    struct kernel_sigaction k = {.handler = SIG_DFL};
+    (void)syscall(SYS_rt_sigaction, sig, &k, NULL, sizeof(k.mask));
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
 }

@@ -26,6 +26,12 @@ int rrt_process_limits_apply(const struct rrt_process *proc, struct rrt_error *e
 /* linux.personality: LINUX -> PER_LINUX, LINUX32 -> PER_LINUX32. */
 int rrt_personality_apply(const struct rrt_personality *pers, struct rrt_error *err);
 
+/* process.apparmorProfile / selinuxLabel: check = a clear error when one is
+ * asked for and that LSM is not enabled (create time); apply = set the
+ * label for the coming execve. */
+int rrt_lsm_check(const struct rrt_process *proc, struct rrt_error *err);
+int rrt_lsm_apply(const struct rrt_process *proc, struct rrt_error *err);
+
 /* A compiled seccomp filter (BPF), ready to load. */
 struct rrt_seccomp_filter;
 

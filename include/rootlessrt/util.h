@@ -69,6 +69,10 @@ ssize_t rrt_read_all(int fd, void *buf, size_t len);
 int rrt_parse_u64(const char *s, unsigned long long *out);
 int rrt_parse_i64(const char *s, long long *out);
 
+/* Every signal to its default action, none blocked: what a new program (a
+ * hook, the container's process) must start with, whatever the caller had. */
+void rrt_reset_signals(void);
+
 /* Signal names: "TERM", "SIGTERM", "15", "sigkill". -1 when unknown. */
 int rrt_signal_parse(const char *s);
 const char *rrt_signal_name(int sig);

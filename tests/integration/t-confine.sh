@@ -139,6 +139,21 @@ failed_create "unknown ambient capability" 'process\.capabilities\.ambient\[0\].
 failed_create "a bare number is not a capability name" 'process\.capabilities\.effective\[0\]' \
   '.process.capabilities.effective = ["12"]'
 
+# An LSM label asked for on a kernel without that LSM: a clear error at create (this machine has
+# neither AppArmor nor SELinux; where one is enabled the label is applied instead).
+if [ "$(cat /sys/module/apparmor/parameters/enabled 2>/dev/null)" != Y ]; then
+  failed_create "apparmorProfile without AppArmor" 'process\.apparmorProfile.*AppArmor is not enabled' \
+    '.process.apparmorProfile = "rootlessrt-test"'
+else
+  skip "AppArmor is enabled here: the error path cannot be shown" 3
+fi
+if [ ! -e /sys/fs/selinux/enforce ]; then
+  failed_create "selinuxLabel without SELinux" 'process\.selinuxLabel.*SELinux is not enabled' \
+    '.process.selinuxLabel = "system_u:system_r:container_t:s0"'
+else
+  skip "SELinux is enabled here: the error path cannot be shown" 3
+fi
+
 # ---------------------------------------------------------------- NoNewPrivs and Seccomp lines
 
 crun '.process.noNewPrivileges = true' -- rrt-probe status
