@@ -81,19 +81,6 @@ static char *absolute(const char *path)
   return xasprintf("%s/%s", cwd, path);
 }
 
-static int write_pid_file(const char *path, pid_t pid, struct rrt_error *err)
-{
-  cleanup_free char *tmp = xasprintf("%s.rrt-tmp", path);
-  cleanup_free char *txt = xasprintf("%d", pid);
-  if (rrt_write_file(tmp, txt, strlen(txt), O_CREAT | O_TRUNC, 0644, err) < 0)
-    return rrt_error_wrap(err, "--pid-file");
-  if (rename(tmp, path) < 0) {
-    unlink(tmp);
-    return rrt_error_errno(err, "--pid-file: rename to %s", path);
-  }
-  return 0;
-}
-
 /* The start socket lives in the state directory; a /proc/self/fd path keeps
  * sun_path short whatever the length of the root and the id. */
 static int start_socket_addr(int dirfd, struct sockaddr_un *sa)
@@ -266,16 +253,9 @@ static int open_console_socket(struct create_ctx *c, struct rrt_error *err)
     return rrt_error_msgf(err, EINVAL,
                           "process.terminal is true: --console-socket is required with create");
   }
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return rrt_error_errno(err, "--console-socket: socket");
-  c->console_fd = fd;
-  struct sockaddr_un sa = {.sun_family = AF_UNIX};
-  if (strlen(c->o->console_socket) >= sizeof(sa.sun_path))
-    return rrt_error_set(err, ENAMETOOLONG, "--console-socket %s", c->o->console_socket);
-  strcpy(sa.sun_path, c->o->console_socket);
-  if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-    return rrt_error_errno(err, "--console-socket %s: connect", c->o->console_socket);
+  c->console_fd = rrt_connect_unix(c->o->console_socket, "--console-socket", err);
+  if (c->console_fd < 0)
+    return -1;
   return 0;
 }
 
@@ -492,7 +472,7 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   if (rrt_sync_expect(parent_fd, RRT_SYNC_CREATED, NULL, NULL, err) < 0)
     return -1;
   PHASE("init created and blocked");
-  if (c->pid_file && write_pid_file(c->pid_file, init, err) < 0)
+  if (c->pid_file && rrt_write_pid_file(c->pid_file, init, err) < 0)
     return -1;
   /* Success: init stays blocked until start; the guards disarm. */
   steal_pid(&init_guard);
@@ -668,36 +648,6 @@ out:
   return ret;
 }
 
-static pid_t fg_init = -1;
-
-static void forward_signal(int sig)
-{
-  if (fg_init > 0)
-    kill(fg_init, sig);
-}
-
-static int wait_init(pid_t init, int *status)
-{
-  for (;;) {
-    int ws;
-    pid_t p = waitpid(-1, &ws, 0);
-    if (p < 0) {
-      if (errno == EINTR)
-        continue;
-      return -1;
-    }
-    if (p != init)
-      continue; /* an orphan reparented to us: reaped, nothing more */
-    if (WIFEXITED(ws))
-      *status = WEXITSTATUS(ws);
-    else if (WIFSIGNALED(ws))
-      *status = 128 + WTERMSIG(ws);
-    else
-      continue;
-    return 0;
-  }
-}
-
 /* Does the bundle's process ask for a terminal? (run decides before create
  * whether it is the terminal itself.) */
 static bool bundle_wants_terminal(const struct rrt_create_opts *o)
@@ -709,16 +659,6 @@ static bool bundle_wants_terminal(const struct rrt_create_opts *o)
   bool t = spec->process && spec->process->terminal;
   rrt_spec_free(spec);
   return t;
-}
-
-static void install_forwarding(pid_t init)
-{
-  fg_init = init;
-  struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
-  sigemptyset(&sa.sa_mask);
-  int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-  for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-    sigaction(sigs[i], &sa, NULL);
 }
 
 int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *o, int *status,
@@ -757,7 +697,7 @@ int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *
     }
   }
   if (!o->detach)
-    install_forwarding(init);
+    rrt_forward_signals(init, false);
   if (rrt_container_start(g, o->id, err) < 0) {
     struct rrt_error ignored = RRT_ERROR_INIT;
     rrt_container_delete(g, o->id, true, &ignored);
@@ -777,12 +717,13 @@ int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *
     rrt_warn("terminal: %s", rrt_error_msg(err));
   rrt_error_clear(err);
   PHASE("started");
-  if (wait_init(init, status) < 0) {
+  *status = rrt_wait_reaping(init);
+  if (*status < 0) {
     rrt_error_errno(err, "wait for the container");
     goto out;
   }
   PHASE("container exited");
-  fg_init = -1;
+  rrt_forward_signals_stop();
   ret = rrt_container_delete(g, o->id, true, err);
   PHASE("deleted");
 out:

@@ -412,73 +412,6 @@ fail:
   _exit(1);
 }
 
-static int write_pid_file(const char *path, pid_t pid, struct rrt_error *err)
-{
-  cleanup_free char *tmp = xasprintf("%s.rrt-tmp", path);
-  cleanup_free char *txt = xasprintf("%d", pid);
-  if (rrt_write_file(tmp, txt, strlen(txt), O_CREAT | O_TRUNC, 0644, err) < 0)
-    return rrt_error_wrap(err, "--pid-file");
-  if (rename(tmp, path) < 0) {
-    unlink(tmp);
-    return rrt_error_errno(err, "--pid-file: rename to %s", path);
-  }
-  return 0;
-}
-
-static int connect_console(const char *path, struct rrt_error *err)
-{
-  struct sockaddr_un sa = {.sun_family = AF_UNIX};
-  if (strlen(path) >= sizeof(sa.sun_path))
-    return rrt_error_set(err, ENAMETOOLONG, "--console-socket %s", path);
-  strcpy(sa.sun_path, path);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return rrt_error_errno(err, "--console-socket: socket");
-  if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-    int e = errno;
-    close(fd);
-    return rrt_error_set(err, e, "--console-socket %s: connect", path);
-  }
-  return fd;
-}
-
-static volatile pid_t fg_pid = -1;
-
-static void forward_signal(int sig)
-{
-  if (fg_pid > 0)
-    kill(fg_pid, sig);
-}
-
-static void forward_signals(bool winch)
-{
-  struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
-  sigemptyset(&sa.sa_mask);
-  int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
-  for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-    if (sigs[i] != SIGWINCH || winch)
-      sigaction(sigs[i], &sa, NULL);
-}
-
-static int wait_status(pid_t pid)
-{
-  for (;;) {
-    int ws;
-    pid_t p = waitpid(-1, &ws, 0);
-    if (p < 0) {
-      if (errno == EINTR)
-        continue;
-      return -1;
-    }
-    if (p != pid)
-      continue; /* orphans of the container reparented to us */
-    if (WIFEXITED(ws))
-      return WEXITSTATUS(ws);
-    if (WIFSIGNALED(ws))
-      return 128 + WTERMSIG(ws);
-  }
-}
-
 /* Reads the children's reports: the pid, then EOF (execve succeeded: the
  * socket is close-on-exec) or an error. */
 static int collect_reports(int fd, pid_t *pid, struct rrt_error *err)
@@ -549,7 +482,7 @@ static int prepare(const struct rrt_global *g, const struct rrt_exec_opts *o, st
     return -1;
   if (proc->terminal) {
     if (o->console_socket) {
-      r->console_fd = connect_console(o->console_socket, err);
+      r->console_fd = rrt_connect_unix(o->console_socket, "--console-socket", err);
       if (r->console_fd < 0)
         return -1;
     } else {
@@ -579,15 +512,15 @@ static int finish(const struct rrt_exec_opts *o, struct exec_run *r, pid_t pid,
   bool proxy = r->tp.sock[0] >= 0;
   if (proxy && rrt_tproxy_recv_master(&r->tp, err) < 0)
     return -1;
-  if (o->pid_file && write_pid_file(o->pid_file, pid, err) < 0)
+  if (o->pid_file && rrt_write_pid_file(o->pid_file, pid, err) < 0)
     return -1;
   if (o->detach)
     return 0;
   int status = 0;
   if (proxy && rrt_tproxy_run(&r->tp, err) < 0)
     rrt_warn("%s", rrt_error_msg(err));
-  status = wait_status(pid);
-  fg_pid = -1;
+  status = rrt_wait_reaping(pid);
+  rrt_forward_signals_stop();
   if (status < 0)
     return rrt_error_errno(err, "exec: wait for the process");
   return status;
@@ -649,7 +582,7 @@ int rrt_exec(const struct rrt_global *g, const struct rrt_exec_opts *o, struct r
     /* The process failed before execve: in the foreground, its status
      * (127/126 like a shell), the message logged; detached, the error. */
     if (pid > 0 && !o->detach) {
-      int status = wait_status(pid);
+      int status = rrt_wait_reaping(pid);
       rrt_log(RRT_LOG_ERROR, "%s", rrt_error_msg(err));
       rrt_error_clear(err);
       ret = status < 0 ? 1 : status;
@@ -657,8 +590,7 @@ int rrt_exec(const struct rrt_global *g, const struct rrt_exec_opts *o, struct r
     goto out_sv;
   }
   if (!o->detach) {
-    fg_pid = pid;
-    forward_signals(r.tp.sock[0] < 0);
+    rrt_forward_signals(pid, r.tp.sock[0] < 0);
   }
   ret = finish(o, &r, pid, err);
   if (ret < 0 && !o->detach)

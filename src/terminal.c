@@ -11,39 +11,20 @@
 #include <unistd.h>
 
 #include "rootlessrt/init.h"
+#include "rootlessrt/terminal_proxy.h"
 #include "rootlessrt/util.h"
 
-static int send_fd(int sock, int fd, const char *name, struct rrt_error *err)
+/* A pty from /dev/ptmx of the current mount namespace (the container's
+ * devpts instance, so the slave is visible inside), consoleSize applied. */
+static int pty_open(const struct rrt_process *proc, int *master_out, int *slave_out, char *name,
+                    size_t name_len, struct rrt_error *err)
 {
-  char cbuf[CMSG_SPACE(sizeof(int))];
-  memset(cbuf, 0, sizeof(cbuf));
-  struct iovec iov = {(void *)name, strlen(name)};
-  struct msghdr m = {
-      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
-  struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  ssize_t r;
-  do
-    r = sendmsg(sock, &m, MSG_NOSIGNAL);
-  while (r < 0 && errno == EINTR);
-  if (r < 0)
-    return rrt_error_errno(err, "send the pty master to --console-socket");
-  return 0;
-}
-
-int rrt_terminal_setup(const struct rrt_process *proc, int console_fd, struct rrt_error *err)
-{
-  /* The container's own devpts instance, so the slave is visible inside. */
   cleanup_close int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (master < 0)
     return rrt_error_errno(err, "open /dev/ptmx");
   if (unlockpt(master) < 0)
     return rrt_error_errno(err, "unlockpt");
-  char name[64];
-  if (ptsname_r(master, name, sizeof(name)) != 0)
+  if (ptsname_r(master, name, name_len) != 0)
     return rrt_error_errno(err, "ptsname");
   cleanup_close int slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
   if (slave < 0)
@@ -54,6 +35,45 @@ int rrt_terminal_setup(const struct rrt_process *proc, int console_fd, struct rr
     if (ioctl(slave, TIOCSWINSZ, &ws) < 0)
       return rrt_error_errno(err, "process.consoleSize");
   }
+  *master_out = steal_fd(&master);
+  *slave_out = steal_fd(&slave);
+  return 0;
+}
+
+/* The master to the console socket; the slave becomes the controlling
+ * terminal and stdio of this process (a new session leader). */
+static int pty_hand_over(int master, int slave, const char *name, int console_fd,
+                         struct rrt_error *err)
+{
+  if (rrt_send_fd(console_fd, master, name, err) < 0)
+    return -1;
+  if (setsid() < 0)
+    return rrt_error_errno(err, "setsid");
+  if (ioctl(slave, TIOCSCTTY, 0) < 0)
+    return rrt_error_errno(err, "TIOCSCTTY");
+  for (int fd = 0; fd < 3; fd++)
+    if (dup2(slave, fd) < 0)
+      return rrt_error_errno(err, "dup2 pty to %d", fd);
+  return 0;
+}
+
+int rrt_pty_for_exec(const struct rrt_process *proc, int console_fd, struct rrt_error *err)
+{
+  cleanup_close int master = -1;
+  cleanup_close int slave = -1;
+  char name[64];
+  if (pty_open(proc, &master, &slave, name, sizeof(name), err) < 0)
+    return -1;
+  return pty_hand_over(master, slave, name, console_fd, err);
+}
+
+int rrt_terminal_setup(const struct rrt_process *proc, int console_fd, struct rrt_error *err)
+{
+  cleanup_close int master = -1;
+  cleanup_close int slave = -1;
+  char name[64];
+  if (pty_open(proc, &master, &slave, name, sizeof(name), err) < 0)
+    return -1;
   /* /dev/console: an empty regular file bound to the slave. What the rootfs
    * put there is looked at through an O_PATH fd, never opened: a symlink
    * would redirect the bind (CVE-2025-52565) and opening a FIFO blocks. */
@@ -77,14 +97,5 @@ int rrt_terminal_setup(const struct rrt_process *proc, int console_fd, struct rr
     if (mount(name, target, NULL, MS_BIND, NULL) < 0)
       return rrt_error_errno(err, "bind %s onto /dev/console", name);
   }
-  if (send_fd(console_fd, master, name, err) < 0)
-    return -1;
-  if (setsid() < 0)
-    return rrt_error_errno(err, "setsid");
-  if (ioctl(slave, TIOCSCTTY, 0) < 0)
-    return rrt_error_errno(err, "TIOCSCTTY");
-  for (int fd = 0; fd < 3; fd++)
-    if (dup2(slave, fd) < 0)
-      return rrt_error_errno(err, "dup2 pty to %d", fd);
-  return 0;
+  return pty_hand_over(master, slave, name, console_fd, err);
 }

@@ -251,36 +251,3 @@ int rrt_tproxy_run(struct rrt_tproxy *tp, struct rrt_error *err)
   winch_pipe[0] = winch_pipe[1] = -1;
   return ret;
 }
-
-/* ---------------------------------------------------------------- exec's pty */
-
-int rrt_pty_for_exec(const struct rrt_process *proc, int console_fd, struct rrt_error *err)
-{
-  cleanup_close int master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (master < 0)
-    return rrt_error_errno(err, "open /dev/ptmx");
-  if (unlockpt(master) < 0)
-    return rrt_error_errno(err, "unlockpt");
-  char name[64];
-  if (ptsname_r(master, name, sizeof(name)) != 0)
-    return rrt_error_errno(err, "ptsname");
-  cleanup_close int slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (slave < 0)
-    return rrt_error_errno(err, "open %s", name);
-  if (proc->has_console_size) {
-    struct winsize ws = {.ws_row = (unsigned short)proc->console_height,
-                         .ws_col = (unsigned short)proc->console_width};
-    if (ioctl(slave, TIOCSWINSZ, &ws) < 0)
-      return rrt_error_errno(err, "process.consoleSize");
-  }
-  if (rrt_send_fd(console_fd, master, name, err) < 0)
-    return -1;
-  if (setsid() < 0)
-    return rrt_error_errno(err, "setsid");
-  if (ioctl(slave, TIOCSCTTY, 0) < 0)
-    return rrt_error_errno(err, "TIOCSCTTY");
-  for (int fd = 0; fd < 3; fd++)
-    if (dup2(slave, fd) < 0)
-      return rrt_error_errno(err, "dup2 pty to %d", fd);
-  return 0;
-}

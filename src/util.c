@@ -8,7 +8,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -308,4 +310,75 @@ void rrt_reset_signals(void)
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+int rrt_write_pid_file(const char *path, pid_t pid, struct rrt_error *err)
+{
+  /* Atomic: an engine polling the file never reads half a number. */
+  cleanup_free char *tmp = xasprintf("%s.rrt-tmp", path);
+  cleanup_free char *txt = xasprintf("%d", pid);
+  if (rrt_write_file(tmp, txt, strlen(txt), O_CREAT | O_TRUNC, 0644, err) < 0)
+    return rrt_error_wrap(err, "--pid-file");
+  if (rename(tmp, path) < 0) {
+    unlink(tmp);
+    return rrt_error_errno(err, "--pid-file: rename to %s", path);
+  }
+  return 0;
+}
+
+int rrt_connect_unix(const char *path, const char *what, struct rrt_error *err)
+{
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  if (strlen(path) >= sizeof(sa.sun_path))
+    return rrt_error_set(err, ENAMETOOLONG, "%s %s", what, path);
+  strcpy(sa.sun_path, path);
+  cleanup_close int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return rrt_error_errno(err, "%s: socket", what);
+  if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+    return rrt_error_errno(err, "%s %s: connect", what, path);
+  return steal_fd(&fd);
+}
+
+static volatile pid_t forward_to = -1;
+
+static void forward_signal(int sig)
+{
+  if (forward_to > 0)
+    kill(forward_to, sig);
+}
+
+void rrt_forward_signals(pid_t pid, bool winch)
+{
+  forward_to = pid;
+  struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
+  sigemptyset(&sa.sa_mask);
+  int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+  for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+    if (sigs[i] != SIGWINCH || winch)
+      sigaction(sigs[i], &sa, NULL);
+}
+
+void rrt_forward_signals_stop(void)
+{
+  forward_to = -1;
+}
+
+int rrt_wait_reaping(pid_t pid)
+{
+  for (;;) {
+    int ws;
+    pid_t p = waitpid(-1, &ws, 0);
+    if (p < 0) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    if (p != pid)
+      continue; /* an orphan of the container reparented to us: reaped */
+    if (WIFEXITED(ws))
+      return WEXITSTATUS(ws);
+    if (WIFSIGNALED(ws))
+      return 128 + WTERMSIG(ws);
+  }
 }

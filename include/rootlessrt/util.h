@@ -65,6 +65,12 @@ int rrt_write_file(const char *path, const void *data, size_t len, int flags, mo
 int rrt_write_all(int fd, const void *data, size_t len);
 ssize_t rrt_read_all(int fd, void *buf, size_t len);
 
+/* --pid-file: written atomically (tmp + rename). */
+int rrt_write_pid_file(const char *path, pid_t pid, struct rrt_error *err);
+/* A connected SOCK_STREAM unix socket (O_CLOEXEC) or -1; `what` names it in
+ * errors ("--console-socket"). */
+int rrt_connect_unix(const char *path, const char *what, struct rrt_error *err);
+
 /* Parsing numbers strictly (the whole string, range checked). 0 or -1. */
 int rrt_parse_u64(const char *s, unsigned long long *out);
 int rrt_parse_i64(const char *s, long long *out);
@@ -72,6 +78,14 @@ int rrt_parse_i64(const char *s, long long *out);
 /* Every signal to its default action, none blocked: what a new program (a
  * hook, the container's process) must start with, whatever the caller had. */
 void rrt_reset_signals(void);
+
+/* Foreground run/exec: INT, TERM, HUP, QUIT, USR1, USR2 (and WINCH when asked)
+ * received by the runtime go to pid. */
+void rrt_forward_signals(pid_t pid, bool winch);
+void rrt_forward_signals_stop(void);
+/* Waits for pid, reaping any other child (a subreaper collects the
+ * container's orphans); its exit code, 128+N when killed by signal N, or -1. */
+int rrt_wait_reaping(pid_t pid);
 
 /* Signal names: "TERM", "SIGTERM", "15", "sigkill". -1 when unknown. */
 int rrt_signal_parse(const char *s);
