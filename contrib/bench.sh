@@ -34,6 +34,8 @@ bench_loop() {
     return 0
   fi
   for ((i = 1; i <= n; i++)); do
+    # BENCH_COLD=1: every run compiles its seccomp filter (no cache), the rest unchanged.
+    [ "${BENCH_COLD:-0}" = 1 ] && rm -rf "$root/.seccomp-cache"
     t0=$(now_us)
     if ! "$@" --root "$root" run -b "$bundle" "bench-$$-$i" >/dev/null 2>"$errf"; then
       echo "fail run $i: $(head -n 1 "$errf")"
@@ -94,7 +96,8 @@ crun=$(command -v crun 2>/dev/null || true)
 stage=$(mktemp -d /tmp/rrt-bench.XXXXXX) || die "mktemp failed"
 trap 'rm -rf "$stage"' EXIT
 chmod 0755 "$stage"
-{ cp "$runtime" "$stage/rootlessrt" && cp "$here/bench.sh" "$here/mkbundle.sh" "$stage/"; } ||
+{ cp "$runtime" "$stage/rootlessrt" && cp "$here/bench.sh" "$here/mkbundle.sh" "$stage/" &&
+  cp "$here/../tests/confine/podman-default.json" "$stage/seccomp.json"; } ||
   die "cannot copy to $stage"
 chmod -R a+rX "$stage"
 mkdir "$stage/work"
@@ -166,6 +169,52 @@ else
   else
     echo "ratio: n/a (a runtime failed)"
   fi
+fi
+
+# ---------------------------------------------------------------- seccomp: podman's profile
+# The same /bin/true runs with podman's default seccomp profile (~370 rules): rootlessrt cold
+# (the filter compiled every run) and cached (ROOT/.seccomp-cache), and crun.
+"${as_user[@]}" sh -c 'cp -r "$1/bundle" "$1/bundle-sc" && jq --slurpfile s "$2" ".linux.seccomp = \$s[0]" \
+  "$1/bundle/config.json" >"$1/bundle-sc/config.json"' sh "$stage/work" "$stage/seccomp.json" ||
+  die "cannot make the seccomp bundle"
+sc_cold=$("${as_user[@]}" env BENCH_COLD=1 bash "$stage/bench.sh" __loop "$stage/work/bundle-sc" \
+  "$stage/work/root-sc-cold" "$n" "$stage/rootlessrt" --cgroup-manager disabled)
+sc_warm=$("${as_user[@]}" bash "$stage/bench.sh" __loop "$stage/work/bundle-sc" \
+  "$stage/work/root-sc-warm" "$n" "$stage/rootlessrt" --cgroup-manager disabled)
+sc_crun="fail crun not installed"
+if [ -n "$crun" ]; then
+  "${as_user[@]}" bash "$stage/bench.sh" __crun_config "$stage/work/bundle-sc" \
+    "$stage/work/bundle-sc-crun" same >/dev/null 2>&1 &&
+    sc_crun=$("${as_user[@]}" bash "$stage/bench.sh" __loop "$stage/work/bundle-sc-crun" \
+      "$stage/work/root-sc-crun" "$n" "$crun" --cgroup-manager=disabled)
+fi
+echo
+echo "bench: $n runs of /bin/true with podman's default seccomp profile"
+printf '%-22s %12s\n' runtime "mean ms"
+for row in "rootlessrt (cold)|$sc_cold" "rootlessrt (cached)|$sc_warm" "crun|$sc_crun"; do
+  read -r st mean _ <<<"${row#*|}"
+  if [ "$st" = ok ]; then
+    printf '%-22s %12s\n' "${row%%|*}" "$(awk -v u="$mean" 'BEGIN {printf "%.2f", u / 1000}')"
+  else
+    printf '%-22s %s\n' "${row%%|*}" "failed: ${row#*|}"
+  fi
+done
+
+# ---------------------------------------------------------------- podman run --rm
+# Rootless podman with rootlessrt and with crun (../shared/tools/podman-check.sh bench), when
+# podman is installed and we are root (the tool sets up its own user).
+tool=$here/../../shared/tools/podman-check.sh
+if [ "$(id -u)" -eq 0 ] && command -v podman >/dev/null 2>&1 && [ -f "$tool" ]; then
+  pdir=${PC_WORK:-/tmp/podman-check}/runtime
+  mkdir -p "$pdir" && chmod 0755 "$pdir" && install -m 0755 "$runtime" "$pdir/rootlessrt"
+  echo
+  echo "bench: podman run --rm localhost/busybox true (median of ${BENCH_PODMAN_N:-10})"
+  for rt in "$pdir/rootlessrt" ${crun:+"$crun"}; do
+    printf '%-12s %s\n' "$(basename "$rt")" \
+      "$(bash "$tool" bench "$rt" "${BENCH_PODMAN_N:-10}" 2>&1 | tail -n 1)"
+  done
+else
+  echo "bench: podman run --rm: skipped (needs root, podman and ../shared/tools/podman-check.sh)"
 fi
 
 # ---------------------------------------------------------------- network (bench-net.sh)
