@@ -174,8 +174,11 @@ static bool host_has_cgroup2(void)
   return statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
 }
 
-/* rro, rnosuid, ...: mount_setattr(AT_RECURSIVE) over the whole new tree. */
-static int apply_recursive_attrs(int rootfd, const struct rrt_mount *m, struct rrt_error *err)
+/* rro, rnosuid, ...: mount_setattr(AT_RECURSIVE) over the whole new tree.
+ * "ro" on an rbind means the whole tree too: a read-only /sys bind must not
+ * leave the host's cgroup hierarchies under it writable. */
+static int apply_recursive_attrs(int rootfd, const struct rrt_mount *m, bool rbind,
+                                 struct rrt_error *err)
 {
   static const struct {
     const char *name;
@@ -204,7 +207,10 @@ static int apply_recursive_attrs(int rootfd, const struct rrt_mount *m, struct r
   struct mount_attr attr = {0};
   for (size_t i = 0; i < m->options.n && m->options.v[i]; i++)
     for (size_t j = 0; j < sizeof(defs) / sizeof(defs[0]); j++) {
-      if (strcmp(m->options.v[i], defs[j].name) != 0)
+      const char *opt = m->options.v[i];
+      if (rbind && strcmp(opt, "ro") == 0)
+        opt = "rro";
+      if (strcmp(opt, defs[j].name) != 0)
         continue;
       if (defs[j].clr == MOUNT_ATTR__ATIME) {
         attr.attr_set = (attr.attr_set & ~(uint64_t)MOUNT_ATTR__ATIME) | defs[j].set;
@@ -320,7 +326,7 @@ static int mount_one(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct 
     }
   }
   if (r == 0)
-    r = apply_recursive_attrs(rootfd, m, err);
+    r = apply_recursive_attrs(rootfd, m, o.rbind, err);
   rrt_mount_opts_free(&o);
   return r;
 }

@@ -42,6 +42,14 @@ cfg "$b" '.root.path = $p' --arg p "$b/rootfs"
 inside "$b"
 is "$rc:$out" "0:/" "an absolute root.path works"
 
+# A read-only rbind is read-only all the way down: the rootless default binds the host's /sys,
+# and the mounts under it (cgroup hierarchies on this host) must not stay writable.
+b=$(mkbundle sys-rro sh -c 'awk '"'"'$2 ~ "^/sys(/|$)" && $4 !~ /^ro(,|$)/ {print $2}'"'"' /proc/mounts')
+cfg "$b" '.mounts |= map(if .destination == "/sys" then {destination: "/sys", type: "none",
+  source: "/sys", options: ["rbind", "nosuid", "noexec", "nodev", "ro"]} else . end)'
+inside "$b"
+is "$rc:$out" "0:" "an ro rbind of /sys: every mount under /sys is read-only"
+
 # ---------------------------------------------------------------- masked and readonly paths
 
 if [ -e /proc/kcore ]; then
