@@ -145,6 +145,8 @@ struct create_ctx {
   char *rootfs;
   char *root;
   char *pid_file;
+  char *resolv_conf;   /* the generated resolv.conf, slirp mode */
+  char *seccomp_cache; /* ROOT/.seccomp-cache */
   int dirfd;
   int listen_fd;
   int console_fd;
@@ -163,6 +165,8 @@ static void create_ctx_free(struct create_ctx *c)
   free(c->rootfs);
   free(c->root);
   free(c->pid_file);
+  free(c->resolv_conf);
+  free(c->seccomp_cache);
   if (c->dirfd >= 0)
     close(c->dirfd);
   if (c->listen_fd >= 0)
@@ -349,7 +353,8 @@ static void reap_quietly(pid_t pid)
     ;
 }
 
-static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *err)
+/* Everything create decides and prepares before the clone. */
+static int create_prepare(struct create_ctx *c, struct rrt_error *err)
 {
   if (load_bundle(c, err) < 0)
     return -1;
@@ -374,41 +379,77 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   if (chdir(c->bundle) < 0)
     return rrt_error_errno(err, "chdir %s", c->bundle);
 
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-    return rrt_error_errno(err, "socketpair");
-  cleanup_close int parent_fd = sv[0];
-  cleanup_close int child_fd = sv[1];
-
   struct rrt_init_args *ia = &c->init;
   ia->spec = c->spec;
   ia->plan = &c->plan;
   ia->rootfs = c->rootfs;
   ia->state_dirfd = c->dirfd;
-  ia->sync_fd = child_fd;
   ia->listen_fd = c->listen_fd;
   ia->console_fd = c->console_fd;
   ia->no_pivot = c->o->no_pivot;
   ia->no_new_keyring = c->o->no_new_keyring;
   ia->preserve_fds = c->o->preserve_fds;
   ia->net_mode = c->net.mode;
-  cleanup_free char *resolv = NULL;
   if (c->net.mode == RRT_NET_SLIRP) {
     cleanup_free char *text = rrt_net_resolv_conf(&c->net);
     cleanup_close int fd =
         openat(c->dirfd, "resolv.conf", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0 || rrt_write_all(fd, text, strlen(text)) < 0)
       return rrt_error_errno(err, "write resolv.conf");
-    resolv = xasprintf("%s/%s/resolv.conf", c->root, c->o->id);
-    ia->resolv_conf = resolv;
+    c->resolv_conf = xasprintf("%s/%s/resolv.conf", c->root, c->o->id);
+    ia->resolv_conf = c->resolv_conf;
   }
   /* Compiled filters are cached per --root (keyed by a hash of the profile
    * and the libseccomp version); a dot name is never taken for a container. */
-  cleanup_free char *seccomp_cache = xasprintf("%s/.seccomp-cache", c->root);
-  ia->seccomp_cache = seccomp_cache;
-
+  c->seccomp_cache = xasprintf("%s/.seccomp-cache", c->root);
+  ia->seccomp_cache = c->seccomp_cache;
   if (c->o->foreground && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
     return rrt_error_errno(err, "prctl(PR_SET_CHILD_SUBREAPER)");
+  return 0;
+}
+
+/* From init's existence to its blocked state: cgroup, namespaces and mounts,
+ * network, prestart and createRuntime hooks, createContainer and pivot. */
+static int create_after_init(struct create_ctx *c, int sync_fd, pid_t init, struct rrt_error *err)
+{
+  if (setup_cgroup(c, init, err) < 0)
+    return -1;
+  if (rrt_sync_send(sync_fd, RRT_SYNC_CONTINUE, 0, NULL, err) < 0)
+    return -1;
+  if (rrt_sync_expect(sync_fd, RRT_SYNC_NS_READY, NULL, NULL, err) < 0)
+    return -1;
+  PHASE("namespaces and mounts ready");
+  if (c->net.mode == RRT_NET_SLIRP) {
+    pid_t helper = 0;
+    if (rrt_net_start(init, &c->net, &helper, err) < 0)
+      return rrt_error_wrap(err, "network");
+    c->st.net_helper = helper;
+    c->st.net_helper_start = rrt_proc_start_time(helper);
+  }
+  if (rrt_state_write(c->dirfd, &c->st, err) < 0)
+    return -1;
+  if (run_hooks(c, RRT_HOOK_PRESTART, "created", err) < 0 ||
+      run_hooks(c, RRT_HOOK_CREATE_RUNTIME, "created", err) < 0)
+    return -1;
+  cleanup_free char *state_json = rrt_state_oci_json(&c->st, "created", false);
+  if (rrt_sync_send(sync_fd, RRT_SYNC_HOOKS_DONE, 0, state_json, err) < 0)
+    return -1;
+  if (rrt_sync_expect(sync_fd, RRT_SYNC_CREATED, NULL, NULL, err) < 0)
+    return -1;
+  PHASE("init created and blocked");
+  return 0;
+}
+
+static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *err)
+{
+  if (create_prepare(c, err) < 0)
+    return -1;
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return rrt_error_errno(err, "socketpair");
+  cleanup_close int parent_fd = sv[0];
+  cleanup_close int child_fd = sv[1];
+  c->init.sync_fd = child_fd;
 
   /* The user namespace first, alone: every namespace the child creates
    * afterwards is owned by it, so its owner (this user) can enter them. */
@@ -421,10 +462,9 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   if (child == 0) {
     close(parent_fd);
     parent_fd = -1;
-    rrt_init_main(ia); /* never returns */
+    rrt_init_main(&c->init); /* never returns */
   }
-  close(child_fd);
-  child_fd = -1;
+  close(steal_fd(&child_fd));
 
   if (c->plan.create && rrt_userns_write_maps(child, &c->plan, err) < 0)
     return rrt_error_wrap(err, "user namespace");
@@ -446,32 +486,8 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   create_init = init;
   if (create_interrupted)
     kill(init, SIGKILL);
-  if (setup_cgroup(c, init, err) < 0)
+  if (create_after_init(c, parent_fd, init, err) < 0)
     return -1;
-  if (rrt_sync_send(parent_fd, RRT_SYNC_CONTINUE, 0, NULL, err) < 0)
-    return -1;
-  if (rrt_sync_expect(parent_fd, RRT_SYNC_NS_READY, NULL, NULL, err) < 0)
-    return -1;
-  PHASE("namespaces and mounts ready");
-
-  if (c->net.mode == RRT_NET_SLIRP) {
-    pid_t helper = 0;
-    if (rrt_net_start(init, &c->net, &helper, err) < 0)
-      return rrt_error_wrap(err, "network");
-    c->st.net_helper = helper;
-    c->st.net_helper_start = rrt_proc_start_time(helper);
-  }
-  if (rrt_state_write(c->dirfd, &c->st, err) < 0)
-    return -1;
-  if (run_hooks(c, RRT_HOOK_PRESTART, "created", err) < 0 ||
-      run_hooks(c, RRT_HOOK_CREATE_RUNTIME, "created", err) < 0)
-    return -1;
-  cleanup_free char *state_json = rrt_state_oci_json(&c->st, "created", false);
-  if (rrt_sync_send(parent_fd, RRT_SYNC_HOOKS_DONE, 0, state_json, err) < 0)
-    return -1;
-  if (rrt_sync_expect(parent_fd, RRT_SYNC_CREATED, NULL, NULL, err) < 0)
-    return -1;
-  PHASE("init created and blocked");
   if (c->pid_file && rrt_write_pid_file(c->pid_file, init, err) < 0)
     return -1;
   /* Success: init stays blocked until start; the guards disarm. */
