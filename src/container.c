@@ -450,6 +450,13 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   cleanup_close int parent_fd = sv[0];
   cleanup_close int child_fd = sv[1];
   c->init.sync_fd = child_fd;
+  int mp[2];
+  if (pipe2(mp, O_CLOEXEC) < 0)
+    return rrt_error_errno(err, "pipe");
+  cleanup_close int maps_r = mp[0];
+  cleanup_close int maps_w = mp[1];
+  c->init.maps_fd = maps_r;
+  c->init.maps_wfd = maps_w;
 
   /* The user namespace first, alone: every namespace the child creates
    * afterwards is owned by it, so its owner (this user) can enter them. */
@@ -465,12 +472,13 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
     rrt_init_main(&c->init); /* never returns */
   }
   close(steal_fd(&child_fd));
+  close(steal_fd(&maps_r));
 
+  /* The child makes its namespaces meanwhile (init.c). */
   if (c->plan.create && rrt_userns_write_maps(child, &c->plan, err) < 0)
     return rrt_error_wrap(err, "user namespace");
   PHASE("id maps written");
-  if (rrt_sync_send(parent_fd, RRT_SYNC_MAPPED, 0, NULL, err) < 0)
-    return -1;
+  close(steal_fd(&maps_w));
   int64_t v = 0;
   if (rrt_sync_expect(parent_fd, RRT_SYNC_INIT_PID, &v, NULL, err) < 0)
     return -1;

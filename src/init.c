@@ -92,27 +92,34 @@ static int write_time_offsets(const struct rrt_spec *spec, struct rrt_error *err
 }
 
 /* Phase 1, in the cloned child: namespaces. Returns in init (maybe a fork). */
+/* Blocks until the runtime has written our id maps: it closes its end of
+ * the pipe then (EOF). */
+static void wait_for_maps(int fd)
+{
+  char c;
+  while (read(fd, &c, 1) < 0 && errno == EINTR)
+    ;
+}
+
 static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
 {
   int fds[RRT_MAX_JOIN];
   for (size_t i = 0; i < RRT_MAX_JOIN; i++)
     fds[i] = -1;
   int ret = -1;
-  if (rrt_sync_expect(ia->sync_fd, RRT_SYNC_MAPPED, NULL, NULL, err) < 0)
-    goto out;
   if (ia->plan->join) {
     cleanup_close int ufd = open(ia->plan->join, O_RDONLY | O_CLOEXEC);
     if (ufd < 0 || setns(ufd, CLONE_NEWUSER) < 0) {
       rrt_error_errno(err, "join user namespace %s", ia->plan->join);
       goto out;
     }
+    if (become_root(ia->plan, err) < 0)
+      goto out;
   }
-  if (become_root(ia->plan, err) < 0)
-    goto out;
-  /* The credential change cleared "dumpable", and our mm still belongs to
-   * the initial user namespace (it was forked, not exec'd): without this the
-   * owner's hooks could not open /proc/PID/ns/ of init until start. */
-  prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+  /* While the runtime runs newuidmap/newgidmap (milliseconds of setuid
+   * exec), the namespaces are made already: the creator of a user namespace
+   * has every capability in it before any id is mapped. Only what needs a
+   * mapped id (setresuid, files) waits for the maps. */
   if (open_namespaces(ia, fds, err) < 0 || join_namespaces(ia, fds, err) < 0)
     goto out;
   if (ia->ns_flags && unshare(ia->ns_flags) < 0) {
@@ -131,11 +138,23 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
     if (pid > 0) {
       if (rrt_sync_send(ia->sync_fd, RRT_SYNC_INIT_PID, pid, NULL, err) < 0)
         kill(pid, SIGKILL);
+      /* The maps are written through this process's /proc entry: stay
+       * until they are. */
+      wait_for_maps(ia->maps_fd);
       _exit(0);
     }
   } else if (rrt_sync_send(ia->sync_fd, RRT_SYNC_INIT_PID, getpid(), NULL, err) < 0) {
     goto out;
   }
+  wait_for_maps(ia->maps_fd);
+  close(ia->maps_fd);
+  ia->maps_fd = -1;
+  if (ia->plan->create && become_root(ia->plan, err) < 0)
+    goto out;
+  /* The credential change cleared "dumpable", and our mm still belongs to
+   * the initial user namespace (it was forked, not exec'd): without this the
+   * owner's hooks could not open /proc/PID/ns/ of init until start. */
+  prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   ret = 0;
 out:
   for (size_t i = 0; i < RRT_MAX_JOIN; i++)
@@ -293,6 +312,8 @@ void rrt_init_main(struct rrt_init_args *ia)
    * open file here would hold it for the container's whole life. */
   if (ia->state_dirfd >= 0)
     close(ia->state_dirfd);
+  /* Only the runtime may end the wait for the maps. */
+  close(ia->maps_wfd);
   /* No PDEATHSIG: init may be the runtime's own child and must outlive
    * `create`. A runtime that dies early closes the sync socket instead, and
    * every wait above ends with an error. */

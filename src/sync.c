@@ -16,8 +16,8 @@ struct wire_header {
 
 static const char *type_name(uint32_t t)
 {
-  static const char *names[] = {"?",          "MAPPED",  "INIT_PID", "CONTINUE", "NS_READY",
-                                "HOOKS_DONE", "CREATED", "START",    "ERROR"};
+  static const char *names[] = {"?",          "INIT_PID", "CONTINUE", "NS_READY",
+                                "HOOKS_DONE", "CREATED",  "START",    "ERROR"};
   return t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
 }
 

@@ -9,14 +9,13 @@
 
 /* Every step is request/ack; the comment says who sends it. */
 enum rrt_sync_type {
-  RRT_SYNC_MAPPED = 1, /* runtime -> child: id maps written (or none needed) */
-  RRT_SYNC_INIT_PID,   /* child -> runtime: value = init's pid in the runtime's pid ns */
-  RRT_SYNC_CONTINUE,   /* runtime -> init: go on */
-  RRT_SYNC_NS_READY,   /* init -> runtime: namespaces and mounts exist, before pivot_root */
-  RRT_SYNC_HOOKS_DONE, /* runtime -> init: prestart/createRuntime ran; payload = state JSON */
-  RRT_SYNC_CREATED,    /* init -> runtime: pivoted, waiting for start */
-  RRT_SYNC_START,      /* start -> init (over the start socket): run the user process */
-  RRT_SYNC_ERROR,      /* either way: value = errno, payload = message */
+  RRT_SYNC_INIT_PID = 1, /* child -> runtime: value = init's pid in the runtime's pid ns */
+  RRT_SYNC_CONTINUE,     /* runtime -> init: go on */
+  RRT_SYNC_NS_READY,     /* init -> runtime: namespaces and mounts exist, before pivot_root */
+  RRT_SYNC_HOOKS_DONE,   /* runtime -> init: prestart/createRuntime ran; payload = state JSON */
+  RRT_SYNC_CREATED,      /* init -> runtime: pivoted, waiting for start */
+  RRT_SYNC_START,        /* start -> init (over the start socket): run the user process */
+  RRT_SYNC_ERROR,        /* either way: value = errno, payload = message */
 };
 
 #define RRT_SYNC_MAX_PAYLOAD (256 * 1024)
