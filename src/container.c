@@ -766,8 +766,7 @@ int rrt_container_pids(pid_t init, pid_t **pids, size_t *n, struct rrt_error *er
   size_t cap = 16, count = 0;
   pid_t *v = xmalloc(cap * sizeof(*v));
   v[count++] = init;
-  cleanup_close int procfd = open("/proc", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-  DIR *d = procfd >= 0 ? fdopendir(dup(procfd)) : NULL;
+  DIR *d = opendir("/proc"); /* glibc opens it O_CLOEXEC */
   if (!d) {
     free(v);
     return rrt_error_errno(err, "open /proc");
