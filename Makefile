@@ -92,6 +92,7 @@ bench: deps
 	@bash contrib/bench.sh $(abspath $(BUILD)/rootlessrt)
 
 fuzz:
+	@sh contrib/install-deps.sh fuzz
 	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang CFLAGS="-O1 -g" \
 	  SAN_FLAGS="-fsanitize=fuzzer-no-link,address,undefined" build-fuzz/librrt.a
 	@for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \

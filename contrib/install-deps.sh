@@ -40,6 +40,13 @@ fi
 # libc headers: a compiler alone cannot build anything.
 [ -e /usr/include/stdio.h ] || need libc6-dev
 
+# `install-deps.sh fuzz`: clang and its libFuzzer runtime, for `make fuzz` only.
+if [ "${1:-}" = fuzz ]; then
+  have_cmd clang || need clang
+  ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
+    need libclang-rt-dev
+fi
+
 # Libraries found through pkg-config.
 for pair in libseccomp:libseccomp-dev libcap:libcap-dev json-c:libjson-c-dev slirp:libslirp-dev \
   glib-2.0:libglib2.0-dev; do
