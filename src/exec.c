@@ -473,9 +473,11 @@ static int prepare(const struct rrt_global *g, const struct rrt_exec_opts *o, st
                           "exec: a terminal with --detach needs --console-socket to hand it to");
   if (!proc->terminal && o->console_socket)
     return rrt_error_msgf(err, EINVAL, "exec: --console-socket needs a terminal (-t)");
-  /* Compiled here: the container's mount namespace has no libseccomp cache. */
+  /* Compiled here, from the cache create filled: the container's mount
+   * namespace has neither the cache nor the listenerPath. */
   const struct rrt_seccomp *sc = r->l.spec->lnx.seccomp;
-  if (sc && rrt_seccomp_compile(sc, NULL, &r->filter, err) < 0)
+  cleanup_free char *cache = xasprintf("%s/.seccomp-cache", r->l.root);
+  if (sc && rrt_seccomp_compile(sc, cache, &r->filter, err) < 0)
     return rrt_error_wrap(err, "exec: linux.seccomp");
   r->state_json = rrt_state_oci_json(&r->l.st, NULL, false);
   if (target_open(&r->l.st, &r->t, err) < 0)
@@ -567,6 +569,9 @@ int rrt_exec(const struct rrt_global *g, const struct rrt_exec_opts *o, struct r
   }
   close(sv[1]);
   sv[1] = -1;
+  /* The child holds the notify listener connection now; ours would keep the
+   * agent from seeing its end. */
+  rrt_seccomp_filter_release_listener(r.filter);
   if (r.tp.sock[1] >= 0) {
     rrt_tproxy_child_end_close(&r.tp);
     r.console_fd = -1;

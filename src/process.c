@@ -231,8 +231,8 @@ int rrt_process_exec(const struct rrt_exec_ctx *x, struct rrt_error *err)
   umask(proc->user.has_umask ? proc->user.umask : 0022);
   cleanup_strv char **envp = build_env(proc, x->preserve_fds);
   const char *path = env_get(&proc->env, "PATH");
-  int keep[] = {x->report_fd};
-  if (rrt_close_fds_from(3 + x->preserve_fds, keep, 1, err) < 0)
+  int keep[] = {x->report_fd, rrt_seccomp_filter_listener_fd(x->filter)};
+  if (rrt_close_fds_from(3 + x->preserve_fds, keep, keep[1] >= 0 ? 2 : 1, err) < 0)
     return -1;
   /* Preserved fds are the container's: they must survive execve. */
   for (int fd = 3; fd < 3 + x->preserve_fds; fd++) {

@@ -38,6 +38,7 @@ struct rrt_seccomp_filter {
   struct sock_fprog prog; /* prog.filter is ours (malloc) */
   unsigned int flags;     /* seccomp(2) flags, from linux.seccomp.flags */
   bool notify;            /* some rule uses SCMP_ACT_NOTIFY: ask for a listener */
+  int listener_sock;      /* connected to listenerPath at compile time, or -1 */
 };
 
 void rrt_seccomp_filter_free(struct rrt_seccomp_filter *f)
@@ -45,7 +46,22 @@ void rrt_seccomp_filter_free(struct rrt_seccomp_filter *f)
   if (!f)
     return;
   free(f->prog.filter);
+  if (f->listener_sock >= 0)
+    close(f->listener_sock);
   free(f);
+}
+
+int rrt_seccomp_filter_listener_fd(const struct rrt_seccomp_filter *f)
+{
+  return f ? f->listener_sock : -1;
+}
+
+void rrt_seccomp_filter_release_listener(struct rrt_seccomp_filter *f)
+{
+  if (f && f->listener_sock >= 0) {
+    close(f->listener_sock);
+    f->listener_sock = -1;
+  }
 }
 
 static void filter_freep(struct rrt_seccomp_filter **f)
@@ -423,15 +439,25 @@ static bool has_notify(const struct rrt_seccomp *sc)
   return false;
 }
 
+static int listener_connect(const char *path, struct rrt_error *err);
+
 int rrt_seccomp_compile(const struct rrt_seccomp *sc, const char *cache_dir,
                         struct rrt_seccomp_filter **out, struct rrt_error *err)
 {
   __attribute__((cleanup(filter_freep))) struct rrt_seccomp_filter *f = xzalloc(sizeof(*f));
+  f->listener_sock = -1;
   f->notify = has_notify(sc);
   if (f->notify && !sc->listener_path)
     return rrt_error_set(err, 0, "linux.seccomp: SCMP_ACT_NOTIFY needs linux.seccomp.listenerPath");
   if (parse_flags(sc, f->notify, &f->flags, err) < 0)
     return -1;
+  /* listenerPath is a path of the runtime's filesystem: connect now, before
+   * init pivots into the container (or exec joins its mount namespace). */
+  if (f->notify) {
+    f->listener_sock = listener_connect(sc->listener_path, err);
+    if (f->listener_sock < 0)
+      return -1;
+  }
 
   struct sock_filter *insns = NULL;
   size_t n = 0;
@@ -552,7 +578,8 @@ static int send_listener(int sock, int listener, const char *payload, const char
  * either loads while it still holds caps or sets PR_SET_NO_NEW_PRIVS first.
  * Everything after this call runs under the filter, so it comes last, and the
  * listener socket is connected before it so the filter cannot refuse that.
- * listenerPath is resolved in the caller's mount namespace.
+ * The listener socket was connected by rrt_seccomp_compile, in the runtime's
+ * mount namespace (listenerPath is a host path).
  */
 int rrt_seccomp_load(struct rrt_seccomp_filter *f, const struct rrt_seccomp *sc,
                      const char *state_json, struct rrt_error *err)
@@ -567,7 +594,8 @@ int rrt_seccomp_load(struct rrt_seccomp_filter *f, const struct rrt_seccomp *sc,
       return rrt_error_set(err, 0, "seccomp notify: no linux.seccomp.listenerPath");
     if (notify_payload(sc, state_json, &payload, err) < 0)
       return -1;
-    sock = listener_connect(sc->listener_path, err);
+    sock = f->listener_sock >= 0 ? steal_fd(&f->listener_sock)
+                                 : listener_connect(sc->listener_path, err);
     if (sock < 0)
       return -1;
     flags |= SECCOMP_FILTER_FLAG_NEW_LISTENER;

@@ -44,6 +44,13 @@ int rrt_seccomp_compile(const struct rrt_seccomp *sc, const char *cache_dir,
 int rrt_seccomp_load(struct rrt_seccomp_filter *f, const struct rrt_seccomp *sc,
                      const char *state_json, struct rrt_error *err);
 void rrt_seccomp_filter_free(struct rrt_seccomp_filter *f);
+/* With SCMP_ACT_NOTIFY, compile connects to listenerPath (a host path: before
+ * pivot_root or joining the container's mount namespace). A process that
+ * forked the one that will load the filter drops its copy of that
+ * connection with this, so the agent sees it end after the payload. */
+void rrt_seccomp_filter_release_listener(struct rrt_seccomp_filter *f);
+/* That connection's fd (-1 when none): it must survive the fd clean-up. */
+int rrt_seccomp_filter_listener_fd(const struct rrt_seccomp_filter *f);
 
 /* Closes every fd >= first except those in keep[] (close_range where possible). */
 int rrt_close_fds_from(int first, const int *keep, size_t n_keep, struct rrt_error *err);

@@ -278,6 +278,21 @@ has_line "$out" '^mkdir 1$' "busybox mkdir fails under it"
 crun '.root.readonly = false' -- rrt-probe syscall mkdir
 is "$out" ok "without the profile mkdir works"
 
+# SCMP_ACT_NOTIFY: listenerPath is a host path, connected before init pivots; the agent gets
+# the listener fd and the containerProcessState, then closes it: a notified mkdir fails ENOSYS.
+agent_sock=$T_WORK/agent.sock
+"$PY" "$CONFINE_DIR/notify-agent.py" "$agent_sock" "$T_WORK/agent.out" &
+agent=$!
+wait_until 10 test -e "$T_WORK/agent.out.ready"
+crun '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", listenerPath: $s,
+  listenerMetadata: "rrt-test", syscalls: [{names: ["mkdir", "mkdirat"], action: "SCMP_ACT_NOTIFY"}]}' \
+  --arg s "$agent_sock" -- sh -c 'rrt-probe syscall mkdir; rrt-probe syscall getpid'
+wait "$agent"
+is "$(paste -sd, <<<"$out")" "ENOSYS,ok" "notify: the agent closed the listener, the notified mkdir fails ENOSYS"
+has_line "$(cat "$T_WORK/agent.out" 2>/dev/null)" '^fds=1$' "notify: the agent received one fd (the listener)"
+like "$(tail -n 1 "$T_WORK/agent.out" 2>/dev/null)" '"fds": \["seccompFd"\].*"metadata": "rrt-test".*"state": \{.*"id": "'"$cid"'"' \
+  "notify: containerProcessState with fds, metadata and the container's state"
+
 crun '.linux.seccomp = $p[0]' --slurpfile p "$CONFINE_DIR/kill-getpid.json" -- rrt-probe syscall getpid
 is "$rc" 159 "kill-getpid: the process dies of SIGSYS, run exits 128+31"
 is "$out" "" "and prints nothing (it died in the syscall)"

@@ -773,6 +773,7 @@ static void test_seccomp_notify(void)
     _exit(notify_child(p[1], &na));
   }
   close(p[1]);
+  rrt_seccomp_filter_release_listener(f);
 
   int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
   char buf[4096] = {0};
