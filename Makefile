@@ -117,6 +117,8 @@ lint:
 
 install: all
 	install -D -m 0755 $(BUILD)/rootlessrt $(DESTDIR)$(BINDIR)/rootlessrt
+	install -d $(DESTDIR)$(PREFIX)/share/rootlessrt/hooks
+	install -m 0755 contrib/hooks/*.sh $(DESTDIR)$(PREFIX)/share/rootlessrt/hooks/
 
 clean:
 	rm -rf build build-asan build-fuzz
