@@ -422,7 +422,7 @@ static int create_after_init(struct create_ctx *c, int sync_fd, pid_t init, stru
   if (c->net.mode == RRT_NET_SLIRP) {
     pid_t helper = 0;
     if (rrt_net_start(init, &c->net, &helper, err) < 0)
-      return rrt_error_wrap(err, "network");
+      return -1; /* net.c names it: "network slirp: ..." */
     c->st.net_helper = helper;
     c->st.net_helper_start = rrt_proc_start_time(helper);
   }
