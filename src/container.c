@@ -150,6 +150,7 @@ struct create_ctx {
   int dirfd;
   int listen_fd;
   int console_fd;
+  int terminal_fd; /* foreground run: our end of the socket init sends its pty to */
   struct rrt_userns_plan plan;
   struct rrt_net_config net;
   struct rrt_init_args init;
@@ -173,6 +174,8 @@ static void create_ctx_free(struct create_ctx *c)
     close(c->listen_fd);
   if (c->console_fd >= 0)
     close(c->console_fd);
+  if (c->terminal_fd >= 0)
+    close(c->terminal_fd);
   rrt_userns_plan_free(&c->plan);
   rrt_net_config_free(&c->net);
   rrt_state_free(&c->st);
@@ -240,26 +243,29 @@ static int plan_namespaces(struct create_ctx *c, struct rrt_error *err)
   return 0;
 }
 
+/* Where init sends its pty master: the --console-socket, or, for a
+ * foreground run, a socket pair whose other end run keeps (it is the
+ * terminal itself then). */
 static int open_console_socket(struct create_ctx *c, struct rrt_error *err)
 {
-  c->console_fd = -1;
+  c->console_fd = c->terminal_fd = -1;
   if (!c->spec->process->terminal)
     return 0;
-  if (c->o->have_console_fd) {
-    c->console_fd = fcntl(c->o->console_fd, F_DUPFD_CLOEXEC, 3);
-    if (c->console_fd < 0)
-      return rrt_error_errno(err, "terminal socket");
-    return 0;
+  if (c->o->console_socket) {
+    c->console_fd = rrt_connect_unix(c->o->console_socket, "--console-socket", err);
+    return c->console_fd < 0 ? -1 : 0;
   }
-  if (!c->o->console_socket) {
-    if (c->o->foreground)
-      return 0; /* run: the terminal is ours (terminal.c) */
+  if (c->o->detach)
+    return rrt_error_msgf(err, EINVAL,
+                          "process.terminal is true: run --detach needs --console-socket");
+  if (!c->o->foreground)
     return rrt_error_msgf(err, EINVAL,
                           "process.terminal is true: --console-socket is required with create");
-  }
-  c->console_fd = rrt_connect_unix(c->o->console_socket, "--console-socket", err);
-  if (c->console_fd < 0)
-    return -1;
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+    return rrt_error_errno(err, "terminal: socketpair");
+  c->terminal_fd = sv[0];
+  c->console_fd = sv[1];
   return 0;
 }
 
@@ -526,10 +532,17 @@ static void destroy_failed(struct create_ctx *c)
   rrt_error_clear(&ignored);
 }
 
-int rrt_container_create(const struct rrt_global *g, const struct rrt_create_opts *o,
-                         struct rrt_error *err)
+/* What run goes on with after create: no need to read it back from disk. */
+struct created {
+  pid_t init;
+  int terminal_fd; /* see create_ctx.terminal_fd; -1 when none */
+};
+
+static int create_container(const struct rrt_global *g, const struct rrt_create_opts *o,
+                            struct created *out, struct rrt_error *err)
 {
-  struct create_ctx c = {.g = g, .o = o, .dirfd = -1, .listen_fd = -1, .console_fd = -1};
+  struct create_ctx c = {
+      .g = g, .o = o, .dirfd = -1, .listen_fd = -1, .console_fd = -1, .terminal_fd = -1};
   pid_t init = 0;
   if (rrt_state_validate_id(o->id, err) < 0)
     return -1;
@@ -546,8 +559,18 @@ int rrt_container_create(const struct rrt_global *g, const struct rrt_create_opt
     destroy_failed(&c);
   create_signals_set(false);
   create_child = create_init = -1;
+  if (ret == 0 && out) {
+    out->init = init;
+    out->terminal_fd = steal_fd(&c.terminal_fd);
+  }
   create_ctx_free(&c);
   return ret;
+}
+
+int rrt_container_create(const struct rrt_global *g, const struct rrt_create_opts *o,
+                         struct rrt_error *err)
+{
+  return create_container(g, o, NULL, err);
 }
 
 /* Connects to init's start socket, asks it to exec, and waits for the verdict:
@@ -672,47 +695,19 @@ out:
   return ret;
 }
 
-/* Does the bundle's process ask for a terminal? (run decides before create
- * whether it is the terminal itself.) */
-static bool bundle_wants_terminal(const struct rrt_create_opts *o)
-{
-  cleanup_free char *path = xasprintf("%s/config.json", o->bundle ? o->bundle : ".");
-  struct rrt_spec *spec = NULL;
-  if (rrt_spec_load(path, &spec, NULL) < 0)
-    return false; /* create reports the real error */
-  bool t = spec->process && spec->process->terminal;
-  rrt_spec_free(spec);
-  return t;
-}
-
 int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *o, int *status,
                       struct rrt_error *err)
 {
   PHASE("run");
-  struct rrt_create_opts opts = *o;
-  struct rrt_tproxy tp = {.sock = {-1, -1}, .master = -1};
-  bool proxy = !o->detach && !o->console_socket && bundle_wants_terminal(o);
+  struct created cr = {.init = -1, .terminal_fd = -1};
+  if (create_container(g, o, &cr, err) < 0)
+    return -1;
+  pid_t init = cr.init;
+  /* With a terminal and no --console-socket, run is the terminal. */
+  struct rrt_tproxy tp = {.sock = {cr.terminal_fd, -1}, .master = -1};
+  bool proxy = cr.terminal_fd >= 0;
   int ret = -1;
   if (proxy) {
-    if (rrt_tproxy_open(&tp, err) < 0)
-      return -1;
-    opts.have_console_fd = true;
-    opts.console_fd = tp.sock[1];
-  } else if (o->detach && !o->console_socket && bundle_wants_terminal(o)) {
-    return rrt_error_msgf(err, EINVAL,
-                          "process.terminal is true: run --detach needs --console-socket");
-  }
-  if (rrt_container_create(g, &opts, err) < 0)
-    goto out;
-  struct loaded l;
-  if (load_container(g, o->id, false, false, &l, err) < 0) {
-    loaded_free(&l);
-    goto out;
-  }
-  pid_t init = l.st.pid;
-  loaded_free(&l);
-  if (proxy) {
-    rrt_tproxy_child_end_close(&tp);
     if (rrt_tproxy_recv_master(&tp, err) < 0) {
       struct rrt_error ignored = RRT_ERROR_INIT;
       rrt_container_delete(g, o->id, true, &ignored);

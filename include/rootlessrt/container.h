@@ -29,12 +29,10 @@ struct rrt_create_opts {
   int preserve_fds;
   bool no_pivot;
   bool no_new_keyring;
-  bool detach;          /* run -d */
-  bool foreground;      /* run without -d: create + start + wait + delete */
-  bool have_console_fd; /* run with a terminal of its own: console_fd is the */
-  int console_fd;       /* socket init sends the pty master to */
-  const char *network;  /* --network */
-  char **net_opts;      /* --network-opt KEY=VALUE and its shorthands */
+  bool detach;         /* run -d */
+  bool foreground;     /* run without -d: create + start + wait + delete */
+  const char *network; /* --network */
+  char **net_opts;     /* --network-opt KEY=VALUE and its shorthands */
   size_t n_net_opts;
   char **publish; /* --publish, repeatable */
   size_t n_publish;
