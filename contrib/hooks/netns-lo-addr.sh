@@ -8,7 +8,7 @@
 #
 #   "hooks": {
 #     "createRuntime": [{
-#       "path": "/usr/share/rootlessrt/hooks/netns-lo-addr.sh",
+#       "path": "/usr/local/share/rootlessrt/hooks/netns-lo-addr.sh",
 #       "args": ["netns-lo-addr.sh", "10.200.0.1/24", "/tmp/netns-lo-addr.done"],
 #       "env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
 #       "timeout": 10
@@ -23,15 +23,8 @@
 # to an empty bridge, which holds a local address just as well.
 set -eu
 
-# Hooks get exactly the env of config.json: PATH may well be absent.
-PATH=${PATH:-/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}
-export PATH
-
-me=netns-lo-addr
-die() {
-  echo "$me: $*" >&2
-  exit 1
-}
+# shellcheck source=hook-lib.sh
+. "$(dirname "$0")/hook-lib.sh"
 
 addr=${1:-10.200.0.1/24}
 marker=${2:-}
@@ -40,19 +33,7 @@ case $addr in
 *) die "address '$addr' has no /PREFIX (e.g. 10.200.0.1/24)" ;;
 esac
 
-state=$(cat)
-if command -v jq >/dev/null 2>&1; then
-  pid=$(printf '%s' "$state" | jq -r '.pid // empty')
-else
-  pid=$(printf '%s' "$state" | sed -n 's/.*"pid"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p')
-fi
-case $pid in
-'' | *[!0-9]* | 0) die "no container pid in the state on stdin" ;;
-esac
-[ -e "/proc/$pid/ns/net" ] || die "container process $pid is gone"
-if [ "$(readlink "/proc/$pid/ns/net")" = "$(readlink /proc/self/ns/net)" ]; then
-  die "container $pid shares the runtime's network namespace: add a \"network\" namespace"
-fi
+pid=$(read_container_pid)
 
 # Entering one's own user namespace is EINVAL: only ask for -U when the
 # container has one (always, rootless; not for a root runtime without it).

@@ -10,7 +10,7 @@
 #
 #   "hooks": {
 #     "createRuntime": [{
-#       "path": "/usr/share/rootlessrt/hooks/slirp4netns.sh",
+#       "path": "/usr/local/share/rootlessrt/hooks/slirp4netns.sh",
 #       "args": ["slirp4netns.sh", "tap0"],
 #       "env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
 #       "timeout": 30
@@ -32,14 +32,8 @@
 # on a timeout does not reach a slirp4netns that is already serving.
 set -eu
 
-PATH=${PATH:-/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}
-export PATH
-
-me=slirp4netns-hook
-die() {
-  echo "$me: $*" >&2
-  exit 1
-}
+# shellcheck source=hook-lib.sh
+. "$(dirname "$0")/hook-lib.sh"
 
 tap=${1:-tap0}
 [ $# -gt 0 ] && shift
@@ -49,19 +43,7 @@ case $wait_s in
 esac
 command -v slirp4netns >/dev/null 2>&1 || die "slirp4netns not found in PATH ($PATH)"
 
-state=$(cat)
-if command -v jq >/dev/null 2>&1; then
-  pid=$(printf '%s' "$state" | jq -r '.pid // empty')
-else
-  pid=$(printf '%s' "$state" | sed -n 's/.*"pid"[[:space:]]*:[[:space:]]*\([0-9][0-9]*\).*/\1/p')
-fi
-case $pid in
-'' | *[!0-9]* | 0) die "no container pid in the state on stdin" ;;
-esac
-[ -e "/proc/$pid/ns/net" ] || die "container process $pid is gone"
-if [ "$(readlink "/proc/$pid/ns/net")" = "$(readlink /proc/self/ns/net)" ]; then
-  die "container $pid shares the runtime's network namespace: add a \"network\" namespace"
-fi
+pid=$(read_container_pid)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/slirp4netns-hook.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -85,7 +67,7 @@ if [ "$ready" != 1 ]; then
   # The watcher goes too: coreutils tail -f exits once its output pipe is gone.
   kill "$slirp" 2>/dev/null || true
   if [ -z "${SLIRP4NETNS_LOG:-}" ] && [ -s "$log" ]; then
-    sed "s/^/$me: slirp4netns: /" "$log" >&2
+    sed "s/^/${0##*/}: slirp4netns: /" "$log" >&2
   fi
   if [ "$rc" -eq 124 ]; then
     die "slirp4netns for container $pid ($tap) was not ready within ${wait_s}s"
