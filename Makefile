@@ -10,9 +10,20 @@ COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 CC ?= cc
 PKGS := libseccomp libcap json-c slirp
+LINKED_PKGS := libseccomp libcap json-c
 # Lazy: pkg-config runs when a compile needs it, after install-deps.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS = $(shell pkg-config --libs $(PKGS))
+# libseccomp, libcap and json-c come from their static archives where the -dev package ships
+# one (Debian's do; glibc stays shared for NSS): no loader work for them on each run, and a
+# smaller process to fork. LINK_STATIC=0 links the shared objects instead. libslirp (with GLib)
+# is not linked at all: the network helper dlopens it (net/slirp_dl.c), so nothing else maps it.
+LINK_STATIC ?= 1
+static_or_shared = $(if $(and $(filter 1,$(LINK_STATIC)),$(wildcard $(shell pkg-config \
+                   --variable=libdir $(1))/lib$(2).a)),-l:lib$(2).a,-l$(2))
+PKG_LIBS = $(call static_or_shared,libseccomp,seccomp) $(call static_or_shared,libcap,cap) \
+           $(call static_or_shared,json-c,json-c) \
+           $(filter-out -lseccomp -lcap -ljson-c,$(shell pkg-config --static --libs-only-l \
+           $(LINKED_PKGS))) -ldl
 
 WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wno-unused-parameter -Wstrict-prototypes \
         -Wmissing-prototypes -Wvla -Wpointer-arith

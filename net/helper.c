@@ -5,7 +5,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <slirp/libslirp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,10 +208,12 @@ static int start_slirp(struct helper *h, const struct rrt_net_config *cfg,
     inet_pton(AF_INET6, "fd00::2", &sc.vhost6);
     inet_pton(AF_INET6, "fd00::3", &sc.vnameserver6);
   }
-  Slirp *s = slirp_new(&sc, &slirp_callbacks, h);
+  if (net_slirp_load(err) < 0)
+    return -1;
+  Slirp *s = net_slirp.slirp_new(&sc, &slirp_callbacks, h);
   if (!s)
     return rrt_error_set(err, 0, "libslirp %s: slirp_new failed (mtu %u, cidr %s)",
-                         slirp_version_string(), cfg->mtu, cfg->cidr);
+                         net_slirp.slirp_version_string(), cfg->mtu, cfg->cidr);
   h->slirp = s;
   return 0;
 }
@@ -228,7 +229,7 @@ static int slirp_forward(struct helper *h, const struct rrt_port *p, const struc
                          "ports relayed by splice",
                          p->host_ip, p->host_port, proto);
   errno = 0;
-  if (slirp_add_hostfwd(h->slirp, p->proto == IPPROTO_UDP, host, p->host_port, a->guest,
+  if (net_slirp.slirp_add_hostfwd(h->slirp, p->proto == IPPROTO_UDP, host, p->host_port, a->guest,
                         p->container_port) < 0)
     return rrt_error_set(err, errno ? errno : EADDRINUSE, "publish %s:%u/%s", p->host_ip,
                          p->host_port, proto);
@@ -315,7 +316,7 @@ static void read_tap(struct helper *h)
     }
     if (n == 0)
       return;
-    slirp_input(h->slirp, h->buf, (int)n);
+    net_slirp.slirp_input(h->slirp, h->buf, (int)n);
   }
 }
 
@@ -351,7 +352,7 @@ static void run_timers(struct helper *h)
   while (h->timers && h->timers->expire_ms <= now_ms) {
     struct timer *t = h->timers;
     timer_unlink(h, t);
-    slirp_handle_timer(h->slirp, t->id, t->cb_opaque);
+    net_slirp.slirp_handle_timer(h->slirp, t->id, t->cb_opaque);
   }
 }
 
@@ -361,7 +362,7 @@ static void helper_loop(struct helper *h)
     uint32_t timeout = UINT32_MAX;
     h->n_pfd = 0;
     cb_add_poll(h->epfd, SLIRP_POLL_IN, h);
-    slirp_pollfds_fill(h->slirp, &timeout, cb_add_poll, h);
+    net_slirp.slirp_pollfds_fill(h->slirp, &timeout, cb_add_poll, h);
     int64_t to = timeout == UINT32_MAX ? -1 : (int64_t)timeout;
     if (h->timers) {
       int64_t left = h->timers->expire_ms - now_ns() / 1000000;
@@ -378,7 +379,7 @@ static void helper_loop(struct helper *h)
     }
     if (n > 0 && h->pfd[0].revents)
       handle_events(h);
-    slirp_pollfds_poll(h->slirp, n < 0, cb_get_revents, h);
+    net_slirp.slirp_pollfds_poll(h->slirp, n < 0, cb_get_revents, h);
     run_timers(h);
   }
 }
@@ -411,7 +412,7 @@ void net_helper_main(int ready_fd, int userns_fd, int netns_fd, int init_pidfd,
   /* Every relayed connection is reset with the container gone. */
   net_relay_free(h.relay);
   if (h.slirp)
-    slirp_cleanup(h.slirp);
+    net_slirp.slirp_cleanup(h.slirp);
   if (h.agent_pid > 0) {
     kill(h.agent_pid, SIGKILL);
     while (waitpid(h.agent_pid, NULL, 0) < 0 && errno == EINTR)

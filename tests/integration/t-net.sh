@@ -160,6 +160,16 @@ done
 is "$rc" 0 "create with five published ports"; [ "$rc" = 0 ] || diag "$err"
 helper=$(helper_of "$srv")
 like "$helper" '^[1-9][0-9]*$' "the state names the network helper"
+# libslirp and GLib are dlopened by the helper alone: the runtime and init never map them.
+srv_init=$(jq -r .pid "$RRT_ROOT/$srv/state.json")
+has_line "$(cat "/proc/$helper/maps" 2>&1)" '/libslirp\.so\.0' "the helper has libslirp loaded"
+maps=$(cat "/proc/$srv_init/maps" 2>&1)
+has_line "$maps" '/libc\.so' "init's maps are readable (the runtime's code, not yet exec'd)"
+if grep -qE 'libslirp|libglib' <<<"$maps"; then
+  fail "init maps neither libslirp nor GLib" "$(grep -E 'libslirp|libglib' <<<"$maps" | head -n 2)"
+else
+  pass "init maps neither libslirp nor GLib"
+fi
 busy=""
 for p in "$PH" "$PX" "$PS" "$PT" "$PU/udp"; do py is-free "${p%/*}" "$([[ $p == */udp ]] && echo udp || echo tcp)" && busy+=" $p"; done
 is "${busy# }" "" "when create returns, every published port is bound"
