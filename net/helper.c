@@ -230,7 +230,7 @@ static int slirp_forward(struct helper *h, const struct rrt_port *p, const struc
                          p->host_ip, p->host_port, proto);
   errno = 0;
   if (net_slirp.slirp_add_hostfwd(h->slirp, p->proto == IPPROTO_UDP, host, p->host_port, a->guest,
-                        p->container_port) < 0)
+                                  p->container_port) < 0)
     return rrt_error_set(err, errno ? errno : EADDRINUSE, "publish %s:%u/%s", p->host_ip,
                          p->host_port, proto);
   return 0;

@@ -33,9 +33,9 @@ int net_slirp_load(struct rrt_error *err)
     void **slot;
   } syms[] = {
 #define SYM(f) {#f, (void **)&net_slirp.f}
-      SYM(slirp_new),           SYM(slirp_cleanup),      SYM(slirp_input),
-      SYM(slirp_add_hostfwd),   SYM(slirp_handle_timer), SYM(slirp_pollfds_fill),
-      SYM(slirp_pollfds_poll),  SYM(slirp_version_string),
+      SYM(slirp_new),          SYM(slirp_cleanup),        SYM(slirp_input),
+      SYM(slirp_add_hostfwd),  SYM(slirp_handle_timer),   SYM(slirp_pollfds_fill),
+      SYM(slirp_pollfds_poll), SYM(slirp_version_string),
 #undef SYM
   };
   for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
