@@ -680,7 +680,7 @@ int rrt_container_start(const struct rrt_global *g, const char *id, struct rrt_e
     goto out;
   }
   l.st.started = true;
-  if (rrt_state_write(l.dirfd, &l.st, err) < 0)
+  if (rrt_state_mark_started(l.dirfd, err) < 0)
     goto out;
   if (run_state_hooks(&l, RRT_HOOK_POSTSTART, "running", err) < 0) {
     /* runtime-spec 1.3.0: a failing poststart hook stops the container. */

@@ -13,7 +13,7 @@ struct rrt_state {
   char *rootfs;                 /* absolute */
   pid_t pid;                    /* init, in the runtime's pid namespace; 0 before it exists */
   unsigned long long pid_start; /* /proc/PID/stat starttime: guards against pid reuse */
-  bool started;                 /* start confirmed the user program's execve */
+  bool started;                 /* start confirmed the user program's execve (the marker file) */
   char *created;                /* RFC 3339 UTC */
   uid_t owner;
   pid_t net_helper; /* 0 when none */
@@ -40,6 +40,9 @@ int rrt_state_open(const char *root, const char *id, bool exclusive, int *dirfd,
 int rrt_state_remove(const char *root, const char *id, struct rrt_error *err);
 
 int rrt_state_write(int dirfd, const struct rrt_state *st, struct rrt_error *err);
+/* Records that start confirmed the execve: an empty file "started" beside state.json, which is
+ * written once, at create. */
+int rrt_state_mark_started(int dirfd, struct rrt_error *err);
 int rrt_state_read(int dirfd, struct rrt_state *st, struct rrt_error *err);
 void rrt_state_free(struct rrt_state *st);
 
