@@ -535,7 +535,8 @@ static void destroy_failed(struct create_ctx *c)
 /* What run goes on with after create: no need to read it back from disk. */
 struct created {
   pid_t init;
-  int terminal_fd; /* see create_ctx.terminal_fd; -1 when none */
+  int terminal_fd;       /* see create_ctx.terminal_fd; -1 when none */
+  struct rrt_spec *spec; /* the config create parsed: the state directory's copy of it */
 };
 
 static int create_container(const struct rrt_global *g, const struct rrt_create_opts *o,
@@ -562,6 +563,7 @@ static int create_container(const struct rrt_global *g, const struct rrt_create_
   if (ret == 0 && out) {
     out->init = init;
     out->terminal_fd = steal_fd(&c.terminal_fd);
+    out->spec = steal_ptr(&c.spec);
   }
   create_ctx_free(&c);
   return ret;
@@ -604,6 +606,7 @@ struct loaded {
   int dirfd;
   struct rrt_state st;
   struct rrt_spec *spec;
+  bool spec_borrowed; /* run's own parse, not ours to free */
 };
 
 static void loaded_free(struct loaded *l)
@@ -612,11 +615,15 @@ static void loaded_free(struct loaded *l)
   if (l->dirfd >= 0)
     close(l->dirfd);
   rrt_state_free(&l->st);
-  rrt_spec_free(l->spec);
+  if (!l->spec_borrowed)
+    rrt_spec_free(l->spec);
 }
 
+/* `known`: the config as create parsed it (run), so the state directory's copy is not parsed
+ * again; NULL reads it when want_spec. */
 static int load_container(const struct rrt_global *g, const char *id, bool exclusive,
-                          bool want_spec, struct loaded *l, struct rrt_error *err)
+                          bool want_spec, struct rrt_spec *known, struct loaded *l,
+                          struct rrt_error *err)
 {
   memset(l, 0, sizeof(*l));
   l->dirfd = -1;
@@ -626,7 +633,10 @@ static int load_container(const struct rrt_global *g, const char *id, bool exclu
     return -1;
   if (rrt_state_read(l->dirfd, &l->st, err) < 0)
     return rrt_error_wrap(err, "container \"%s\"", id);
-  if (want_spec) {
+  if (want_spec && known) {
+    l->spec = known;
+    l->spec_borrowed = true;
+  } else if (want_spec) {
     cleanup_free char *text = NULL;
     size_t len = 0;
     if (rrt_read_file_at(l->dirfd, "config.json", &text, &len, err) < 0 ||
@@ -662,11 +672,12 @@ static int destroy_loaded(struct loaded *l, struct rrt_error *err)
   return 0;
 }
 
-int rrt_container_start(const struct rrt_global *g, const char *id, struct rrt_error *err)
+static int start_container(const struct rrt_global *g, const char *id, struct rrt_spec *known,
+                           struct rrt_error *err)
 {
   struct loaded l;
   int ret = -1;
-  if (load_container(g, id, true, true, &l, err) < 0)
+  if (load_container(g, id, true, true, known, &l, err) < 0)
     goto out;
   const char *status = rrt_state_status(&l.st);
   if (strcmp(status, "created") != 0) {
@@ -695,11 +706,19 @@ out:
   return ret;
 }
 
+int rrt_container_start(const struct rrt_global *g, const char *id, struct rrt_error *err)
+{
+  return start_container(g, id, NULL, err);
+}
+
+static int delete_container(const struct rrt_global *g, const char *id, bool force,
+                            struct rrt_spec *known, struct rrt_error *err);
+
 int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *o, int *status,
                       struct rrt_error *err)
 {
   PHASE("run");
-  struct created cr = {.init = -1, .terminal_fd = -1};
+  struct created cr = {.init = -1, .terminal_fd = -1, .spec = NULL};
   if (create_container(g, o, &cr, err) < 0)
     return -1;
   pid_t init = cr.init;
@@ -710,16 +729,16 @@ int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *
   if (proxy) {
     if (rrt_tproxy_recv_master(&tp, err) < 0) {
       struct rrt_error ignored = RRT_ERROR_INIT;
-      rrt_container_delete(g, o->id, true, &ignored);
+      delete_container(g, o->id, true, cr.spec, &ignored);
       rrt_error_clear(&ignored);
       goto out;
     }
   }
   if (!o->detach)
     rrt_forward_signals(init, false);
-  if (rrt_container_start(g, o->id, err) < 0) {
+  if (start_container(g, o->id, cr.spec, err) < 0) {
     struct rrt_error ignored = RRT_ERROR_INIT;
-    rrt_container_delete(g, o->id, true, &ignored);
+    delete_container(g, o->id, true, cr.spec, &ignored);
     rrt_error_clear(&ignored);
     if (!o->detach)
       reap_quietly(init);
@@ -743,11 +762,12 @@ int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *
   }
   PHASE("container exited");
   rrt_forward_signals_stop();
-  ret = rrt_container_delete(g, o->id, true, err);
+  ret = delete_container(g, o->id, true, cr.spec, err);
   PHASE("deleted");
 out:
   if (proxy)
     rrt_tproxy_close(&tp);
+  rrt_spec_free(cr.spec);
   return ret;
 }
 
@@ -792,7 +812,7 @@ int rrt_container_kill(const struct rrt_global *g, const char *id, int sig, bool
 {
   struct loaded l;
   int ret = -1;
-  if (load_container(g, id, false, false, &l, err) < 0)
+  if (load_container(g, id, false, false, NULL, &l, err) < 0)
     goto out;
   const char *status = rrt_state_status(&l.st);
   if (strcmp(status, "stopped") == 0) {
@@ -817,12 +837,12 @@ out:
   return ret;
 }
 
-int rrt_container_delete(const struct rrt_global *g, const char *id, bool force,
-                         struct rrt_error *err)
+static int delete_container(const struct rrt_global *g, const char *id, bool force,
+                            struct rrt_spec *known, struct rrt_error *err)
 {
   struct loaded l;
   int ret = -1;
-  if (load_container(g, id, true, true, &l, err) < 0) {
+  if (load_container(g, id, true, true, known, &l, err) < 0) {
     /* --force on a container that does not exist is not an error (runc). */
     if (force && err->errnum == ENOENT && rrt_state_validate_id(id, NULL) == 0) {
       rrt_error_clear(err);
@@ -842,12 +862,18 @@ out:
   return ret;
 }
 
+int rrt_container_delete(const struct rrt_global *g, const char *id, bool force,
+                         struct rrt_error *err)
+{
+  return delete_container(g, id, force, NULL, err);
+}
+
 int rrt_container_state(const struct rrt_global *g, const char *id, char **json,
                         struct rrt_error *err)
 {
   struct loaded l;
   int ret = -1;
-  if (load_container(g, id, false, false, &l, err) == 0) {
+  if (load_container(g, id, false, false, NULL, &l, err) == 0) {
     *json = rrt_state_oci_json(&l.st, NULL, true);
     ret = 0;
   }
