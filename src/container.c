@@ -352,6 +352,11 @@ static int setup_cgroup(struct create_ctx *c, pid_t init, struct rrt_error *err)
   return 0;
 }
 
+static void maps_job_abort(struct rrt_maps_job **job)
+{
+  rrt_userns_maps_abort(*job);
+}
+
 /* Waits for the intermediate child when init is a grandchild. */
 static void reap_quietly(pid_t pid)
 {
@@ -414,14 +419,10 @@ static int create_prepare(struct create_ctx *c, struct rrt_error *err)
   return 0;
 }
 
-/* From init's existence to its blocked state: cgroup, namespaces and mounts,
- * network, prestart and createRuntime hooks, createContainer and pivot. */
+/* From init's go-ahead (in its cgroup, ids mapped) to its blocked state: mounts, network,
+ * prestart and createRuntime hooks, createContainer and pivot. */
 static int create_after_init(struct create_ctx *c, int sync_fd, pid_t init, struct rrt_error *err)
 {
-  if (setup_cgroup(c, init, err) < 0)
-    return -1;
-  if (rrt_sync_send(sync_fd, RRT_SYNC_CONTINUE, 0, NULL, err) < 0)
-    return -1;
   if (rrt_sync_expect(sync_fd, RRT_SYNC_NS_READY, NULL, NULL, err) < 0)
     return -1;
   PHASE("namespaces and mounts ready");
@@ -480,28 +481,37 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   close(steal_fd(&child_fd));
   close(steal_fd(&maps_r));
 
-  /* The child makes its namespaces meanwhile (init.c). */
-  if (c->plan.create && rrt_userns_write_maps(child, &c->plan, err) < 0)
+  /* newuidmap and newgidmap run now; the child makes its namespaces meanwhile (init.c), and
+   * forks init into the new pid namespace. Its pid, its cgroup and the go-ahead do not need
+   * the maps: they are done while the helpers run, not after. */
+  __attribute__((cleanup(maps_job_abort))) struct rrt_maps_job *maps = NULL;
+  if (c->plan.create && rrt_userns_maps_begin(child, &c->plan, &maps, err) < 0)
     return rrt_error_wrap(err, "user namespace");
-  PHASE("id maps written");
-  close(steal_fd(&maps_w));
   int64_t v = 0;
   if (rrt_sync_expect(parent_fd, RRT_SYNC_INIT_PID, &v, NULL, err) < 0)
     return -1;
   cleanup_pid pid_t init_guard = -1;
   pid_t init = (pid_t)v;
-  if (init != child) {
-    /* The intermediate exits once init exists; init is ours to kill. */
-    reap_quietly(steal_pid(&child));
-    init_guard = init;
-  }
+  if (init != child)
+    init_guard = init; /* init is ours to kill; the intermediate exits after the maps */
   c->st.pid = init;
   c->st.pid_start = rrt_proc_start_time(init);
   create_init = init;
   if (create_interrupted)
     kill(init, SIGKILL);
+  if (setup_cgroup(c, init, err) < 0)
+    return -1;
+  if (rrt_sync_send(parent_fd, RRT_SYNC_CONTINUE, 0, NULL, err) < 0)
+    return -1;
+  int r = rrt_userns_maps_end(steal_ptr(&maps), err);
+  if (r < 0)
+    return rrt_error_wrap(err, "user namespace");
+  PHASE("id maps written");
+  close(steal_fd(&maps_w));
   if (create_after_init(c, parent_fd, init, err) < 0)
     return -1;
+  if (init != child)
+    reap_quietly(steal_pid(&child));
   if (c->pid_file && rrt_write_pid_file(c->pid_file, init, err) < 0)
     return -1;
   /* Success: init stays blocked until start; the guards disarm. */

@@ -215,7 +215,8 @@ static bool has_mount_ns(const struct rrt_init_args *ia)
 
 /* Phase 2, in init: the container's environment, up to the blocked state. */
 static int setup_container(struct rrt_init_args *ia, char **state_json,
-                           struct rrt_seccomp_filter **filter, struct rrt_error *err)
+                           struct rrt_seccomp_filter **filter, char **exec_path,
+                           struct rrt_error *err)
 {
   const struct rrt_spec *spec = ia->spec;
   if (rrt_sync_expect(ia->sync_fd, RRT_SYNC_CONTINUE, NULL, NULL, err) < 0)
@@ -257,7 +258,8 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
     return -1;
   if (rrt_rootfs_finalize(&rc, err) < 0)
     return -1;
-  if (rrt_process_find_exec(spec->process, err) < 0 || rrt_process_prepare(spec, err) < 0)
+  if (rrt_process_find_exec(spec->process, exec_path, err) < 0 ||
+      rrt_process_prepare(spec, err) < 0)
     return -1;
   join_session_keyring(ia->no_new_keyring);
   if (ia->console_fd >= 0 && rrt_terminal_setup(spec->process, ia->console_fd, err) < 0)
@@ -303,6 +305,7 @@ void rrt_init_main(struct rrt_init_args *ia)
   struct rrt_error err = RRT_ERROR_INIT;
   char *state_json = NULL;
   struct rrt_seccomp_filter *filter = NULL;
+  char *exec_path = NULL;
 
   /* create's interrupt handlers are the runtime's, not ours. */
   int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
@@ -317,7 +320,7 @@ void rrt_init_main(struct rrt_init_args *ia)
   /* No PDEATHSIG: init may be the runtime's own child and must outlive
    * `create`. A runtime that dies early closes the sync socket instead, and
    * every wait above ends with an error. */
-  if (setup_namespaces(ia, &err) < 0 || setup_container(ia, &state_json, &filter, &err) < 0) {
+  if (setup_namespaces(ia, &err) < 0 || setup_container(ia, &state_json, &filter, &exec_path, &err) < 0) {
     rrt_sync_send_error(ia->sync_fd, &err);
     _exit(1);
   }
@@ -345,6 +348,7 @@ void rrt_init_main(struct rrt_init_args *ia)
       .seccomp_cache = NULL,
       .filter = filter,
       .limits_applied = true,
+      .exec_path = exec_path,
   };
   rrt_process_exec(&x, &err);
   rrt_sync_send_error(conn, &err);

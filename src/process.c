@@ -104,10 +104,12 @@ static int exec_search(const char *file, char *const argv[], char *const envp[],
   return -saved;
 }
 
-int rrt_process_find_exec(const struct rrt_process *proc, struct rrt_error *err)
+int rrt_process_find_exec(const struct rrt_process *proc, char **found, struct rrt_error *err)
 {
   const char *file = proc->args.v[0];
   struct stat st;
+  if (found)
+    *found = NULL;
   if (strchr(file, '/')) {
     cleanup_free char *full = file[0] == '/' ? xstrdup(file) : xasprintf("%s/%s", proc->cwd, file);
     if (stat(full, &st) < 0)
@@ -120,8 +122,11 @@ int rrt_process_find_exec(const struct rrt_process *proc, struct rrt_error *err)
   for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
     cleanup_free char *full =
         dir[0] == '/' ? xasprintf("%s/%s", dir, file) : xasprintf("%s/%s/%s", proc->cwd, dir, file);
-    if (stat(full, &st) == 0 && !S_ISDIR(st.st_mode))
+    if (stat(full, &st) == 0 && !S_ISDIR(st.st_mode)) {
+      if (found)
+        *found = steal_ptr(&full);
       return 0;
+    }
   }
   return rrt_error_set(err, ENOENT, "exec \"%s\": executable file not found in $PATH", file);
 }
@@ -248,6 +253,10 @@ int rrt_process_exec(const struct rrt_exec_ctx *x, struct rrt_error *err)
     return rrt_error_wrap(err, "linux.seccomp");
   /* Nothing of the runtime's signal handling reaches the program. */
   rrt_reset_signals();
+  /* Where create found it: no failed execve per PATH entry before it. Should it be gone or
+   * changed since, the search below decides, as if nothing had been found. */
+  if (x->exec_path)
+    execve(x->exec_path, proc->args.v, envp);
   int r = exec_search(proc->args.v[0], proc->args.v, envp, path ? path : DEFAULT_PATH);
   return rrt_error_set(err, -r, "exec \"%s\"", proc->args.v[0]);
 }

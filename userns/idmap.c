@@ -517,31 +517,24 @@ static int finish_helper(struct helper_run *h, struct rrt_error *err)
   return rrt_error_set(err, 0, "%s: %s%s%.1024s", cmd, how, len ? ": " : "", output);
 }
 
-static int run_helpers(pid_t pid, const struct rrt_userns_plan *plan, struct rrt_error *err)
+/* Both helpers at once: each is a setuid exec costing about a millisecond. */
+struct rrt_maps_job {
+  struct helper_run gid, uid;
+};
+
+void rrt_userns_maps_abort(struct rrt_maps_job *job)
 {
-  struct helper_run gid = {.child = -1, .out_r = -1, .report_r = -1};
-  struct helper_run uid = {.child = -1, .out_r = -1, .report_r = -1};
-  int ret = -1;
-  if (start_helper("newgidmap", pid, &plan->gid_map, &gid, err) < 0 ||
-      start_helper("newuidmap", pid, &plan->uid_map, &uid, err) < 0)
-    goto out;
-  /* Both are waited for even when the first failed: no zombie, and the
-   * first failure is the one reported. */
-  ret = finish_helper(&gid, err);
-  struct rrt_error uerr = RRT_ERROR_INIT;
-  if (finish_helper(&uid, &uerr) < 0 && ret == 0) {
-    rrt_error_move(err, &uerr);
-    ret = -1;
-  }
-  rrt_error_clear(&uerr);
-out:
-  helper_run_free(&gid);
-  helper_run_free(&uid);
-  return ret;
+  if (!job)
+    return;
+  helper_run_free(&job->gid);
+  helper_run_free(&job->uid);
+  free(job);
 }
 
-int rrt_userns_write_maps(pid_t pid, const struct rrt_userns_plan *plan, struct rrt_error *err)
+int rrt_userns_maps_begin(pid_t pid, const struct rrt_userns_plan *plan, struct rrt_maps_job **job,
+                          struct rrt_error *err)
 {
+  *job = NULL;
   switch (plan->method) {
   case RRT_MAP_NONE:
     return 0;
@@ -549,7 +542,42 @@ int rrt_userns_write_maps(pid_t pid, const struct rrt_userns_plan *plan, struct 
   case RRT_MAP_SELF:
     return write_map_files(pid, plan, err);
   case RRT_MAP_HELPERS:
-    return run_helpers(pid, plan, err);
+    break;
+  default:
+    return rrt_error_set(err, EINVAL, "unknown id-map method %d", (int)plan->method);
   }
-  return rrt_error_set(err, EINVAL, "unknown id-map method %d", (int)plan->method);
+  struct rrt_maps_job *j = xzalloc(sizeof(*j));
+  j->gid = j->uid = (struct helper_run){.child = -1, .out_r = -1, .report_r = -1};
+  if (start_helper("newgidmap", pid, &plan->gid_map, &j->gid, err) < 0 ||
+      start_helper("newuidmap", pid, &plan->uid_map, &j->uid, err) < 0) {
+    rrt_userns_maps_abort(j);
+    return -1;
+  }
+  *job = j;
+  return 0;
+}
+
+int rrt_userns_maps_end(struct rrt_maps_job *job, struct rrt_error *err)
+{
+  if (!job)
+    return 0;
+  /* Both are waited for even when the first failed: no zombie, and the
+   * first failure is the one reported. */
+  int ret = finish_helper(&job->gid, err);
+  struct rrt_error uerr = RRT_ERROR_INIT;
+  if (finish_helper(&job->uid, &uerr) < 0 && ret == 0) {
+    rrt_error_move(err, &uerr);
+    ret = -1;
+  }
+  rrt_error_clear(&uerr);
+  rrt_userns_maps_abort(job);
+  return ret;
+}
+
+int rrt_userns_write_maps(pid_t pid, const struct rrt_userns_plan *plan, struct rrt_error *err)
+{
+  struct rrt_maps_job *job = NULL;
+  if (rrt_userns_maps_begin(pid, plan, &job, err) < 0)
+    return -1;
+  return rrt_userns_maps_end(job, err);
 }

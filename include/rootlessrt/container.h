@@ -64,6 +64,7 @@ struct rrt_exec_ctx {
   const char *seccomp_cache;         /* directory, or NULL */
   struct rrt_seccomp_filter *filter; /* compiled before pivot_root, or NULL */
   bool limits_applied;               /* init did rlimits & co. at create already */
+  const char *exec_path;             /* args[0] as create found it in PATH, or NULL */
 };
 /* At create, in init after pivot_root: what runc and crun also refuse at
  * create rather than at start: process.user ids that the user namespace does
@@ -74,7 +75,8 @@ int rrt_process_prepare(const struct rrt_spec *spec, struct rrt_error *err);
 /* At create, in the container's root: process.args[0] exists (PATH search
  * as execve will do), so a missing program fails create with "exec \"x\":
  * ...: No such file or directory" as runc and crun do (engines map it to 127). */
-int rrt_process_find_exec(const struct rrt_process *proc, struct rrt_error *err);
+/* found (may be NULL): the path a PATH search found, or NULL when args[0] has a slash. */
+int rrt_process_find_exec(const struct rrt_process *proc, char **found, struct rrt_error *err);
 /* Never returns on success. */
 int rrt_process_exec(const struct rrt_exec_ctx *x, struct rrt_error *err);
 

@@ -71,6 +71,15 @@ void rrt_userns_plan_free(struct rrt_userns_plan *plan);
  * waiting). Errors carry the helper's stderr. */
 int rrt_userns_write_maps(pid_t pid, const struct rrt_userns_plan *plan, struct rrt_error *err);
 
+/* The same in two halves, so the caller can work while newuidmap and newgidmap run: begin
+ * starts them (or writes the maps itself when no helper is needed) and sets *job; end waits
+ * for them and frees it. rrt_userns_maps_abort kills and reaps them (NULL is fine). */
+struct rrt_maps_job;
+int rrt_userns_maps_begin(pid_t pid, const struct rrt_userns_plan *plan, struct rrt_maps_job **job,
+                          struct rrt_error *err);
+int rrt_userns_maps_end(struct rrt_maps_job *job, struct rrt_error *err);
+void rrt_userns_maps_abort(struct rrt_maps_job *job);
+
 /* Formats maps as "0 1000 1\n1 100000 65536\n" (malloc'd). */
 char *rrt_idmap_format(const struct rrt_id_mappings *maps);
 
