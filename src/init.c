@@ -320,7 +320,8 @@ void rrt_init_main(struct rrt_init_args *ia)
   /* No PDEATHSIG: init may be the runtime's own child and must outlive
    * `create`. A runtime that dies early closes the sync socket instead, and
    * every wait above ends with an error. */
-  if (setup_namespaces(ia, &err) < 0 || setup_container(ia, &state_json, &filter, &exec_path, &err) < 0) {
+  if (setup_namespaces(ia, &err) < 0 ||
+      setup_container(ia, &state_json, &filter, &exec_path, &err) < 0) {
     rrt_sync_send_error(ia->sync_fd, &err);
     _exit(1);
   }
