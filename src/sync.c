@@ -1,5 +1,6 @@
 /* sync.c: typed messages over SOCK_SEQPACKET: header then payload, one datagram. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -48,12 +49,13 @@ void rrt_sync_send_error(int fd, const struct rrt_error *e)
 
 int rrt_sync_recv(int fd, struct rrt_sync_msg *msg, struct rrt_error *err)
 {
-  size_t cap = sizeof(struct wire_header) + RRT_SYNC_MAX_PAYLOAD + 1;
-  cleanup_free char *buf = xmalloc(cap);
-  ssize_t r;
   memset(msg, 0, sizeof(*msg));
+  /* A peek at the header with MSG_TRUNC gives the datagram's whole length, so the payload
+   * buffer has exactly its size: no 256 KiB buffer mapped and unmapped per message. */
+  struct wire_header h;
+  ssize_t r;
   do
-    r = recv(fd, buf, cap - 1, 0);
+    r = recv(fd, &h, sizeof(h), MSG_PEEK | MSG_TRUNC);
   while (r < 0 && errno == EINTR);
   if (r < 0)
     return rrt_error_errno(err, "sync: receive");
@@ -61,26 +63,31 @@ int rrt_sync_recv(int fd, struct rrt_sync_msg *msg, struct rrt_error *err)
     rrt_error_msgf(err, EPIPE, "the container process exited before it was ready");
     return RRT_SYNC_EOF;
   }
-  if ((size_t)r < sizeof(struct wire_header))
-    return rrt_error_set(err, EPROTO, "sync: short message");
-  struct wire_header h;
-  memcpy(&h, buf, sizeof(h));
-  if (h.len != (size_t)r - sizeof(h))
-    return rrt_error_set(err, EPROTO, "sync: bad message length");
+  size_t total = (size_t)r;
+  bool bad = total < sizeof(h) || h.len != total - sizeof(h) || h.len > RRT_SYNC_MAX_PAYLOAD;
+  cleanup_free char *data = bad ? NULL : xmalloc((size_t)h.len + 1);
+  struct iovec iov[2] = {{&h, sizeof(h)}, {data, data ? h.len : 0}};
+  struct msghdr m = {.msg_iov = iov, .msg_iovlen = data ? 2 : 1};
+  /* Read even a bad one: it must not stay queued. */
+  do
+    r = recvmsg(fd, &m, 0);
+  while (r < 0 && errno == EINTR);
+  if (r < 0)
+    return rrt_error_errno(err, "sync: receive");
+  if (bad)
+    return rrt_error_set(err, EPROTO, "sync: %s",
+                         total < sizeof(h) ? "short message" : "bad message length");
+  data[h.len] = '\0';
   if (h.type == RRT_SYNC_ERROR) {
-    buf[r] = '\0';
-    rrt_error_set(err, 0, "%s", buf + sizeof(h));
+    rrt_error_set(err, 0, "%s", data);
     err->errnum = (int)h.value;
     return -1;
   }
   msg->type = h.type;
   msg->value = h.value;
   msg->len = h.len;
-  if (h.len > 0) {
-    msg->data = xmalloc(h.len + 1);
-    memcpy(msg->data, buf + sizeof(h), h.len);
-    msg->data[h.len] = '\0';
-  }
+  if (h.len > 0)
+    msg->data = steal_ptr(&data);
   return 0;
 }
 
