@@ -151,6 +151,8 @@ struct create_ctx {
   int listen_fd;
   int console_fd;
   int terminal_fd; /* foreground run: our end of the socket init sends its pty to */
+  int sync_fd;     /* run: the sync socket, kept to send START on */
+  bool for_run;
   struct rrt_userns_plan plan;
   struct rrt_net_config net;
   struct rrt_init_args init;
@@ -176,6 +178,8 @@ static void create_ctx_free(struct create_ctx *c)
     close(c->console_fd);
   if (c->terminal_fd >= 0)
     close(c->terminal_fd);
+  if (c->sync_fd >= 0)
+    close(c->sync_fd);
   rrt_userns_plan_free(&c->plan);
   rrt_net_config_free(&c->net);
   rrt_state_free(&c->st);
@@ -432,9 +436,9 @@ static int create_after_init(struct create_ctx *c, int sync_fd, pid_t init, stru
       return -1; /* net.c names it: "network slirp: ..." */
     c->st.net_helper = helper;
     c->st.net_helper_start = rrt_proc_start_time(helper);
+    if (rrt_state_write(c->dirfd, &c->st, err) < 0)
+      return -1;
   }
-  if (rrt_state_write(c->dirfd, &c->st, err) < 0)
-    return -1;
   if (run_hooks(c, RRT_HOOK_PRESTART, "created", err) < 0 ||
       run_hooks(c, RRT_HOOK_CREATE_RUNTIME, "created", err) < 0)
     return -1;
@@ -503,6 +507,9 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
     return -1;
   if (rrt_sync_send(parent_fd, RRT_SYNC_CONTINUE, 0, NULL, err) < 0)
     return -1;
+  /* Everything state.json holds is known now, but for a network helper yet to start. */
+  if (c->net.mode != RRT_NET_SLIRP && rrt_state_write(c->dirfd, &c->st, err) < 0)
+    return -1;
   int r = rrt_userns_maps_end(steal_ptr(&maps), err);
   if (r < 0)
     return rrt_error_wrap(err, "user namespace");
@@ -514,6 +521,8 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
     reap_quietly(steal_pid(&child));
   if (c->pid_file && rrt_write_pid_file(c->pid_file, init, err) < 0)
     return -1;
+  if (c->for_run)
+    c->sync_fd = steal_fd(&parent_fd);
   /* Success: init stays blocked until start; the guards disarm. */
   steal_pid(&init_guard);
   steal_pid(&child);
@@ -547,13 +556,36 @@ struct created {
   pid_t init;
   int terminal_fd;       /* see create_ctx.terminal_fd; -1 when none */
   struct rrt_spec *spec; /* the config create parsed: the state directory's copy of it */
+  char *root;
+  int dirfd;   /* the state directory, still locked: no `start` from elsewhere between */
+  int sync_fd; /* init listens on it for START as well as on its start socket */
+  struct rrt_state st;
 };
+
+static void created_free(struct created *cr)
+{
+  rrt_spec_free(cr->spec);
+  free(cr->root);
+  if (cr->dirfd >= 0)
+    close(cr->dirfd);
+  if (cr->sync_fd >= 0)
+    close(cr->sync_fd);
+  if (cr->terminal_fd >= 0)
+    close(cr->terminal_fd);
+  rrt_state_free(&cr->st);
+}
 
 static int create_container(const struct rrt_global *g, const struct rrt_create_opts *o,
                             struct created *out, struct rrt_error *err)
 {
-  struct create_ctx c = {
-      .g = g, .o = o, .dirfd = -1, .listen_fd = -1, .console_fd = -1, .terminal_fd = -1};
+  struct create_ctx c = {.g = g,
+                         .o = o,
+                         .dirfd = -1,
+                         .listen_fd = -1,
+                         .console_fd = -1,
+                         .terminal_fd = -1,
+                         .sync_fd = -1,
+                         .for_run = out != NULL};
   pid_t init = 0;
   if (rrt_state_validate_id(o->id, err) < 0)
     return -1;
@@ -574,6 +606,11 @@ static int create_container(const struct rrt_global *g, const struct rrt_create_
     out->init = init;
     out->terminal_fd = steal_fd(&c.terminal_fd);
     out->spec = steal_ptr(&c.spec);
+    out->root = steal_ptr(&c.root);
+    out->dirfd = steal_fd(&c.dirfd);
+    out->sync_fd = steal_fd(&c.sync_fd);
+    out->st = c.st;
+    memset(&c.st, 0, sizeof(c.st));
   }
   create_ctx_free(&c);
   return ret;
@@ -587,16 +624,21 @@ int rrt_container_create(const struct rrt_global *g, const struct rrt_create_opt
 
 /* Connects to init's start socket, asks it to exec, and waits for the verdict:
  * EOF (the close-on-exec socket closed by a successful execve) or an error. */
-static int release_init(int dirfd, const char *id, struct rrt_error *err)
+static int release_init(int dirfd, const char *id, int sync_fd, struct rrt_error *err)
 {
-  struct sockaddr_un sa;
-  if (start_socket_addr(dirfd, &sa) < 0)
-    return rrt_error_set(err, ENAMETOOLONG, "start socket path");
-  cleanup_close int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (fd < 0)
-    return rrt_error_errno(err, "socket");
-  if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-    return rrt_error_errno(err, "container \"%s\": init is not waiting for start", id);
+  cleanup_close int fd = -1;
+  if (sync_fd >= 0) {
+    fd = sync_fd; /* run: create's socket, still open */
+  } else {
+    struct sockaddr_un sa;
+    if (start_socket_addr(dirfd, &sa) < 0)
+      return rrt_error_set(err, ENAMETOOLONG, "start socket path");
+    fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+      return rrt_error_errno(err, "socket");
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+      return rrt_error_errno(err, "container \"%s\": init is not waiting for start", id);
+  }
   if (rrt_sync_send(fd, RRT_SYNC_START, 0, NULL, err) < 0)
     return -1;
   struct rrt_sync_msg m;
@@ -682,43 +724,67 @@ static int destroy_loaded(struct loaded *l, struct rrt_error *err)
   return 0;
 }
 
-static int start_container(const struct rrt_global *g, const char *id, struct rrt_spec *known,
-                           struct rrt_error *err)
+/* sync_fd: run's socket to init (taken and closed), or -1 to connect to the start socket. */
+static int start_loaded(struct loaded *l, int sync_fd, struct rrt_error *err);
+
+static int start_container(const struct rrt_global *g, const char *id, struct rrt_error *err)
 {
   struct loaded l;
   int ret = -1;
-  if (load_container(g, id, true, true, known, &l, err) < 0)
-    goto out;
-  const char *status = rrt_state_status(&l.st);
-  if (strcmp(status, "created") != 0) {
-    rrt_error_msgf(err, EINVAL, "container \"%s\" is %s, not created: cannot start it", id, status);
-    goto out;
+  if (load_container(g, id, true, true, NULL, &l, err) == 0) {
+    const char *status = rrt_state_status(&l.st);
+    if (strcmp(status, "created") != 0)
+      rrt_error_msgf(err, EINVAL, "container \"%s\" is %s, not created: cannot start it", id,
+                     status);
+    else
+      ret = start_loaded(&l, -1, err);
   }
-  if (release_init(l.dirfd, id, err) < 0) {
+  loaded_free(&l);
+  return ret;
+}
+
+/* run: what create made, still locked, so nothing read back from disk and no start socket. */
+static int start_created(struct created *cr, struct rrt_error *err)
+{
+  struct loaded l = {.root = steal_ptr(&cr->root),
+                     .dirfd = steal_fd(&cr->dirfd),
+                     .st = cr->st,
+                     .spec = cr->spec,
+                     .spec_borrowed = true};
+  memset(&cr->st, 0, sizeof(cr->st));
+  int ret = start_loaded(&l, steal_fd(&cr->sync_fd), err);
+  loaded_free(&l);
+  return ret;
+}
+
+static int start_loaded(struct loaded *l, int sync_fd, struct rrt_error *err)
+{
+  const char *id = l->st.id;
+  int ret = -1;
+  if (release_init(l->dirfd, id, sync_fd, err) < 0) {
     struct rrt_error ignored = RRT_ERROR_INIT;
-    destroy_loaded(&l, &ignored);
+    destroy_loaded(l, &ignored);
     rrt_error_clear(&ignored);
     goto out;
   }
-  l.st.started = true;
-  if (rrt_state_mark_started(l.dirfd, err) < 0)
+  l->st.started = true;
+  if (rrt_state_mark_started(l->dirfd, err) < 0)
     goto out;
-  if (run_state_hooks(&l, RRT_HOOK_POSTSTART, "running", err) < 0) {
+  if (run_state_hooks(l, RRT_HOOK_POSTSTART, "running", err) < 0) {
     /* runtime-spec 1.3.0: a failing poststart hook stops the container. */
     struct rrt_error ignored = RRT_ERROR_INIT;
-    destroy_loaded(&l, &ignored);
+    destroy_loaded(l, &ignored);
     rrt_error_clear(&ignored);
     goto out;
   }
   ret = 0;
 out:
-  loaded_free(&l);
   return ret;
 }
 
 int rrt_container_start(const struct rrt_global *g, const char *id, struct rrt_error *err)
 {
-  return start_container(g, id, NULL, err);
+  return start_container(g, id, err);
 }
 
 static int delete_container(const struct rrt_global *g, const char *id, bool force,
@@ -728,17 +794,18 @@ int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *
                       struct rrt_error *err)
 {
   PHASE("run");
-  struct created cr = {.init = -1, .terminal_fd = -1, .spec = NULL};
+  struct created cr = {.init = -1, .terminal_fd = -1, .dirfd = -1, .sync_fd = -1};
   if (create_container(g, o, &cr, err) < 0)
     return -1;
   pid_t init = cr.init;
   /* With a terminal and no --console-socket, run is the terminal. */
-  struct rrt_tproxy tp = {.sock = {cr.terminal_fd, -1}, .master = -1};
   bool proxy = cr.terminal_fd >= 0;
+  struct rrt_tproxy tp = {.sock = {steal_fd(&cr.terminal_fd), -1}, .master = -1};
   int ret = -1;
   if (proxy) {
     if (rrt_tproxy_recv_master(&tp, err) < 0) {
       struct rrt_error ignored = RRT_ERROR_INIT;
+      close(steal_fd(&cr.dirfd)); /* the lock, for delete */
       delete_container(g, o->id, true, cr.spec, &ignored);
       rrt_error_clear(&ignored);
       goto out;
@@ -746,7 +813,7 @@ int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *
   }
   if (!o->detach)
     rrt_forward_signals(init, false);
-  if (start_container(g, o->id, cr.spec, err) < 0) {
+  if (start_created(&cr, err) < 0) {
     struct rrt_error ignored = RRT_ERROR_INIT;
     delete_container(g, o->id, true, cr.spec, &ignored);
     rrt_error_clear(&ignored);
@@ -777,7 +844,7 @@ int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *
 out:
   if (proxy)
     rrt_tproxy_close(&tp);
-  rrt_spec_free(cr.spec);
+  created_free(&cr);
   return ret;
 }
 

@@ -2,6 +2,7 @@
  * or join the other namespaces, build the rootfs, wait for start, exec. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -281,13 +282,33 @@ static bool setgroups_allowed(const struct rrt_userns_plan *plan)
   return allowed;
 }
 
-/* Blocks until `start` connects; returns the connection. */
-static int wait_for_start(int listen_fd, struct rrt_error *err)
+/* Blocks until `start` connects to the start socket, or `run`, which kept create's sync socket,
+ * sends START on it; returns that connection. EOF on the sync socket (create is over) leaves
+ * the start socket alone. */
+static int wait_for_start(int listen_fd, int *sync_fd, struct rrt_error *err)
 {
   for (;;) {
+    struct pollfd p[2] = {{.fd = listen_fd, .events = POLLIN}, {.fd = *sync_fd, .events = POLLIN}};
+    if (poll(p, 2, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      return rrt_error_errno(err, "wait for start");
+    }
+    if (p[1].revents) {
+      struct rrt_error e = RRT_ERROR_INIT;
+      int r = rrt_sync_expect(*sync_fd, RRT_SYNC_START, NULL, NULL, &e);
+      rrt_error_clear(&e);
+      int fd = steal_fd(sync_fd);
+      if (r == 0)
+        return fd;
+      close(fd);
+      continue;
+    }
+    if (!p[0].revents)
+      continue;
     int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno == EINTR)
+      if (errno == EINTR || errno == EAGAIN)
         continue;
       return rrt_error_errno(err, "wait for start");
     }
@@ -325,14 +346,15 @@ void rrt_init_main(struct rrt_init_args *ia)
     rrt_sync_send_error(ia->sync_fd, &err);
     _exit(1);
   }
-  close(ia->sync_fd);
   if (ia->console_fd >= 0)
     close(ia->console_fd);
 
-  int conn = wait_for_start(ia->listen_fd, &err);
+  int conn = wait_for_start(ia->listen_fd, &ia->sync_fd, &err);
   if (conn < 0)
     _exit(1);
   close(ia->listen_fd);
+  if (ia->sync_fd >= 0)
+    close(ia->sync_fd);
 
   if (ia->spec->hooks[RRT_HOOK_START_CONTAINER].n > 0 &&
       rrt_hooks_run(ia->spec, RRT_HOOK_START_CONTAINER, state_json, &err) < 0) {
