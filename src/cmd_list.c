@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <json-c/json.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,10 +102,10 @@ int rrt_cmd_list(const struct rrt_global *g, int argc, char **argv, struct rrt_e
         json_object_array_add(arr, json_tokener_parse(s));
         free(s);
       } else if (!quiet) {
-        struct passwd *pw = getpwuid(st.owner);
+        const char *owner = rrt_user_name(st.owner);
         printf("%-24s %-8d %-10s %-40s %-30s %s\n", ids[i], strcmp(status, "stopped") ? st.pid : 0,
                status, st.bundle ? st.bundle : "", st.created ? st.created : "",
-               pw ? pw->pw_name : "");
+               owner ? owner : "");
       }
       rrt_state_free(&st);
     }

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
-#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -316,8 +315,7 @@ static bool caller_privileged(void)
 
 static int setup_userns_plan(struct create_ctx *c, struct rrt_error *err)
 {
-  struct passwd *pw = getpwuid(getuid());
-  if (rrt_userns_plan(c->spec, getuid(), getgid(), pw ? pw->pw_name : NULL, caller_privileged(),
+  if (rrt_userns_plan(c->spec, getuid(), getgid(), rrt_user_name(getuid()), caller_privileged(),
                       "/etc/subuid", "/etc/subgid", &c->plan, err) < 0)
     return rrt_error_wrap(err, "user namespace");
   return 0;

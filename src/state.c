@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -382,8 +381,8 @@ char *rrt_state_oci_json(const struct rrt_state *st, const char *status, bool pr
   add_str(o, "bundle", st->bundle);
   add_str(o, "rootfs", st->rootfs);
   add_str(o, "created", st->created);
-  struct passwd *pw = getpwuid(st->owner);
-  json_object_object_add(o, "owner", json_object_new_string(pw ? pw->pw_name : ""));
+  const char *owner = rrt_user_name(st->owner);
+  json_object_object_add(o, "owner", json_object_new_string(owner ? owner : ""));
   json_object *a = st->annotations_json ? json_tokener_parse(st->annotations_json) : NULL;
   json_object_object_add(o, "annotations", a ? a : json_object_new_object());
   char *r = xstrdup(json_object_to_json_string_ext(

@@ -1,5 +1,6 @@
 /* util.c: cleanup helpers, allocation, whole-file I/O, numbers and signals. */
 #include <errno.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -381,4 +382,53 @@ int rrt_wait_reaping(pid_t pid)
     if (WIFSIGNALED(ws))
       return 128 + WTERMSIG(ws);
   }
+}
+
+char *rrt_passwd_lookup(const char *text, uid_t uid)
+{
+  /* name:password:uid:gid:gecos:home:shell, one per line. */
+  for (const char *line = text; line && *line;) {
+    const char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    const char *c1 = memchr(line, ':', len);
+    const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - line)) : NULL;
+    if (c2 && c1 > line && line[0] != '+' && line[0] != '-' && line[0] != '#') {
+      unsigned long long v;
+      const char *c3 = memchr(c2 + 1, ':', len - (size_t)(c2 + 1 - line));
+      if (c3) {
+        cleanup_free char *num = xstrndup(c2 + 1, (size_t)(c3 - c2 - 1));
+        if (rrt_parse_u64(num, &v) == 0 && v == (unsigned long long)uid)
+          return xstrndup(line, (size_t)(c1 - line));
+      }
+    }
+    line = end ? end + 1 : NULL;
+  }
+  return NULL;
+}
+
+const char *rrt_user_name(uid_t uid)
+{
+  /*
+   * getpwuid's first call sets up NSS (nsswitch.conf, nscd probes) for about 60 us, a
+   * hundredth of a `run`; local users are in /etc/passwd, which is what NSS's "files" would
+   * read anyway. Anyone else (LDAP, systemd-userdb) still gets the full lookup.
+   */
+  static uid_t cached_uid = (uid_t)-1;
+  static char *cached;
+  if (cached && cached_uid == uid)
+    return cached;
+  cleanup_free char *text = NULL;
+  char *name = NULL;
+  if (rrt_read_file("/etc/passwd", &text, NULL, NULL) == 0)
+    name = rrt_passwd_lookup(text, uid);
+  if (!name) {
+    struct passwd *pw = getpwuid(uid);
+    if (!pw)
+      return NULL;
+    name = xstrdup(pw->pw_name);
+  }
+  free(cached);
+  cached = name;
+  cached_uid = uid;
+  return cached;
 }

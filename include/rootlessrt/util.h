@@ -87,6 +87,12 @@ void rrt_forward_signals_stop(void);
  * container's orphans); its exit code, 128+N when killed by signal N, or -1. */
 int rrt_wait_reaping(pid_t pid);
 
+/* The login name of uid, or NULL: /etc/passwd first, read directly, then NSS (getpwuid) for a
+ * uid it does not list. Remembered for the process; the pointer stays valid. */
+const char *rrt_user_name(uid_t uid);
+/* The same, from the text of a passwd file (for tests): malloc'd, or NULL. */
+char *rrt_passwd_lookup(const char *text, uid_t uid);
+
 /* Signal names: "TERM", "SIGTERM", "15", "sigkill". -1 when unknown. */
 int rrt_signal_parse(const char *s);
 const char *rrt_signal_name(int sig);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <sched.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -554,6 +555,33 @@ static void test_privileged(void)
   is_str(r, "10", "host root is privileged; uid 0 without CAP_SYS_ADMIN is not");
 }
 
+/* The owner's name, for its /etc/subuid entry: /etc/passwd read directly. */
+static void test_user_name(void)
+{
+  const char *pw = "root:x:0:0:root:/root:/bin/bash\n"
+                   "# a comment:x:1000:1000::/:/bin/sh\n"
+                   "+nis:x:1001:1001::/:\n"
+                   "broken-line-without-colons\n"
+                   "alice:x:10000:10000:Alice:/home/alice:/bin/bash\n"
+                   "bob::1000x:1:::\n"
+                   "carol:x:1002:1002::/home/carol:/bin/sh";
+  cleanup_free char *a = rrt_passwd_lookup(pw, 10000);
+  is_str(a, "alice", "passwd: uid 10000 is alice");
+  cleanup_free char *r = rrt_passwd_lookup(pw, 0);
+  is_str(r, "root", "passwd: uid 0 is root");
+  cleanup_free char *c = rrt_passwd_lookup(pw, 1002);
+  is_str(c, "carol", "passwd: the last line needs no newline");
+  ok(rrt_passwd_lookup(pw, 1000) == NULL, "passwd: comments and a bad uid field match nothing");
+  ok(rrt_passwd_lookup(pw, 1001) == NULL, "passwd: NIS compat lines are left to NSS");
+  ok(rrt_passwd_lookup(pw, 1) == NULL, "passwd: uid 1 is nobody here");
+  ok(rrt_passwd_lookup("", 0) == NULL, "passwd: empty text");
+  struct passwd *me = getpwuid(getuid());
+  const char *name = rrt_user_name(getuid());
+  is_str(name, me ? me->pw_name : NULL, "rrt_user_name agrees with getpwuid for uid %u",
+         (unsigned)getuid());
+  ok(rrt_user_name(getuid()) == name, "and is remembered");
+}
+
 int main(void)
 {
   if (!mkdtemp(tmpdir))
@@ -566,6 +594,7 @@ int main(void)
 
   test_parse();
   test_lookup();
+  test_user_name();
   test_format();
   test_plan(fake, empty_path);
   test_helpers();
