@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -440,7 +441,12 @@ static int create_after_init(struct create_ctx *c, int sync_fd, pid_t init, stru
   if (run_hooks(c, RRT_HOOK_PRESTART, "created", err) < 0 ||
       run_hooks(c, RRT_HOOK_CREATE_RUNTIME, "created", err) < 0)
     return -1;
-  cleanup_free char *state_json = rrt_state_oci_json(&c->st, "created", false);
+  /* init needs the state only for its own hooks and a seccomp listener. */
+  const struct rrt_spec *sp = c->spec;
+  bool init_needs_state = sp->hooks[RRT_HOOK_CREATE_CONTAINER].n > 0 ||
+                          sp->hooks[RRT_HOOK_START_CONTAINER].n > 0 || sp->lnx.seccomp;
+  cleanup_free char *state_json =
+      init_needs_state ? rrt_state_oci_json(&c->st, "created", false) : NULL;
   if (rrt_sync_send(sync_fd, RRT_SYNC_HOOKS_DONE, 0, state_json, err) < 0)
     return -1;
   if (rrt_sync_expect(sync_fd, RRT_SYNC_CREATED, NULL, NULL, err) < 0)
@@ -741,18 +747,35 @@ static int start_container(const struct rrt_global *g, const char *id, struct rr
   return ret;
 }
 
-/* run: what create made, still locked, so nothing read back from disk and no start socket. */
-static int start_created(struct created *cr, struct rrt_error *err)
+/* run: what create made, still locked, so nothing is read back from disk and no start socket
+ * is needed. l keeps it for delete, unlocked meanwhile. */
+static int start_created(struct created *cr, struct loaded *l, struct rrt_error *err)
 {
-  struct loaded l = {.root = steal_ptr(&cr->root),
-                     .dirfd = steal_fd(&cr->dirfd),
-                     .st = cr->st,
-                     .spec = cr->spec,
-                     .spec_borrowed = true};
+  *l = (struct loaded){.root = steal_ptr(&cr->root),
+                       .dirfd = steal_fd(&cr->dirfd),
+                       .st = cr->st,
+                       .spec = cr->spec,
+                       .spec_borrowed = true};
   memset(&cr->st, 0, sizeof(cr->st));
-  int ret = start_loaded(&l, steal_fd(&cr->sync_fd), err);
-  loaded_free(&l);
+  int ret = start_loaded(l, steal_fd(&cr->sync_fd), err);
+  (void)flock(l->dirfd, LOCK_UN);
   return ret;
+}
+
+/* run, once the container is gone: its state as start left it, locked again. Gone already
+ * (`delete` from elsewhere: the directory has no link left) is fine, as for delete --force. */
+static int delete_started(struct loaded *l, struct rrt_error *err)
+{
+  int r;
+  do
+    r = flock(l->dirfd, LOCK_EX);
+  while (r < 0 && errno == EINTR);
+  struct stat sb;
+  if (r < 0 || fstat(l->dirfd, &sb) < 0)
+    return rrt_error_errno(err, "lock container \"%s\"", l->st.id);
+  if (sb.st_nlink == 0)
+    return 0;
+  return destroy_loaded(l, err);
 }
 
 static int start_loaded(struct loaded *l, int sync_fd, struct rrt_error *err)
@@ -793,6 +816,7 @@ int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *
 {
   PHASE("run");
   struct created cr = {.init = -1, .terminal_fd = -1, .dirfd = -1, .sync_fd = -1};
+  struct loaded l = {.dirfd = -1};
   if (create_container(g, o, &cr, err) < 0)
     return -1;
   pid_t init = cr.init;
@@ -811,9 +835,9 @@ int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *
   }
   if (!o->detach)
     rrt_forward_signals(init, false);
-  if (start_created(&cr, err) < 0) {
+  if (start_created(&cr, &l, err) < 0) {
     struct rrt_error ignored = RRT_ERROR_INIT;
-    delete_container(g, o->id, true, cr.spec, &ignored);
+    delete_started(&l, &ignored);
     rrt_error_clear(&ignored);
     if (!o->detach)
       reap_quietly(init);
@@ -837,9 +861,10 @@ int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *
   }
   PHASE("container exited");
   rrt_forward_signals_stop();
-  ret = delete_container(g, o->id, true, cr.spec, err);
+  ret = delete_started(&l, err);
   PHASE("deleted");
 out:
+  loaded_free(&l);
   if (proxy)
     rrt_tproxy_close(&tp);
   created_free(&cr);
