@@ -273,10 +273,27 @@ static int open_console_socket(struct create_ctx *c, struct rrt_error *err)
   return 0;
 }
 
-static int prepare_state(struct create_ctx *c, struct rrt_error *err)
+/* What state.json will say, decided before the clone; nothing is written yet. */
+static int plan_state(struct create_ctx *c, struct rrt_error *err)
 {
   if (rrt_state_root(c->g->root, true, &c->root, err) < 0)
     return -1;
+  c->st.id = xstrdup(c->o->id);
+  c->st.bundle = xstrdup(c->bundle);
+  c->st.rootfs = xstrdup(c->rootfs);
+  c->st.created = now_rfc3339();
+  c->st.owner = geteuid();
+  c->st.annotations_json = annotations_json(c->spec);
+  return 0;
+}
+
+/*
+ * The state directory, its config copy and start socket: made while newuidmap and newgidmap
+ * run, as is everything here; its ext4 work (a directory, two inodes) is often waiting on the
+ * journal. init gets the start socket with CONTINUE.
+ */
+static int make_state(struct create_ctx *c, struct rrt_error *err)
+{
   if (rrt_state_create_dir(c->root, c->o->id, &c->dirfd, err) < 0)
     return -1;
   c->dir_created = true;
@@ -287,13 +304,13 @@ static int prepare_state(struct create_ctx *c, struct rrt_error *err)
     if (fd < 0 || rrt_write_all(fd, c->config_text, strlen(c->config_text)) < 0)
       return rrt_error_errno(err, "save config.json");
   }
-  c->st.id = xstrdup(c->o->id);
-  c->st.bundle = xstrdup(c->bundle);
-  c->st.rootfs = xstrdup(c->rootfs);
-  c->st.created = now_rfc3339();
-  c->st.owner = geteuid();
-  c->st.annotations_json = annotations_json(c->spec);
-
+  if (c->net.mode == RRT_NET_SLIRP) {
+    cleanup_free char *text = rrt_net_resolv_conf(&c->net);
+    cleanup_close int fd =
+        openat(c->dirfd, "resolv.conf", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || rrt_write_all(fd, text, strlen(text)) < 0)
+      return rrt_error_errno(err, "write resolv.conf");
+  }
   c->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (c->listen_fd < 0)
     return rrt_error_errno(err, "start socket");
@@ -388,7 +405,7 @@ static int create_prepare(struct create_ctx *c, struct rrt_error *err)
     c->pid_file = absolute(c->o->pid_file);
   if (open_console_socket(c, err) < 0)
     return -1;
-  if (prepare_state(c, err) < 0)
+  if (plan_state(c, err) < 0)
     return -1;
   if (chdir(c->bundle) < 0)
     return rrt_error_errno(err, "chdir %s", c->bundle);
@@ -397,19 +414,14 @@ static int create_prepare(struct create_ctx *c, struct rrt_error *err)
   ia->spec = c->spec;
   ia->plan = &c->plan;
   ia->rootfs = c->rootfs;
-  ia->state_dirfd = c->dirfd;
-  ia->listen_fd = c->listen_fd;
+  ia->listen_fd = -1; /* comes with CONTINUE */
   ia->console_fd = c->console_fd;
   ia->no_pivot = c->o->no_pivot;
   ia->no_new_keyring = c->o->no_new_keyring;
   ia->preserve_fds = c->o->preserve_fds;
   ia->net_mode = c->net.mode;
   if (c->net.mode == RRT_NET_SLIRP) {
-    cleanup_free char *text = rrt_net_resolv_conf(&c->net);
-    cleanup_close int fd =
-        openat(c->dirfd, "resolv.conf", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || rrt_write_all(fd, text, strlen(text)) < 0)
-      return rrt_error_errno(err, "write resolv.conf");
+    /* Written by make_state, mounted by init after CONTINUE. */
     c->resolv_conf = xasprintf("%s/%s/resolv.conf", c->root, c->o->id);
     ia->resolv_conf = c->resolv_conf;
   }
@@ -507,9 +519,9 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   create_init = init;
   if (create_interrupted)
     kill(init, SIGKILL);
-  if (setup_cgroup(c, init, err) < 0)
+  if (make_state(c, err) < 0 || setup_cgroup(c, init, err) < 0)
     return -1;
-  if (rrt_sync_send(parent_fd, RRT_SYNC_CONTINUE, 0, NULL, err) < 0)
+  if (rrt_sync_send_fd(parent_fd, RRT_SYNC_CONTINUE, 0, NULL, c->listen_fd, err) < 0)
     return -1;
   /* Everything state.json holds is known now, but for a network helper yet to start. */
   if (c->net.mode != RRT_NET_SLIRP && rrt_state_write(c->dirfd, &c->st, err) < 0)

@@ -220,8 +220,12 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
                            struct rrt_error *err)
 {
   const struct rrt_spec *spec = ia->spec;
-  if (rrt_sync_expect(ia->sync_fd, RRT_SYNC_CONTINUE, NULL, NULL, err) < 0)
+  int listen_fd = -1;
+  if (rrt_sync_expect_fd(ia->sync_fd, RRT_SYNC_CONTINUE, NULL, &listen_fd, err) < 0)
     return -1;
+  if (listen_fd < 0)
+    return rrt_error_msgf(err, EPROTO, "sync: CONTINUE came without the start socket");
+  ia->listen_fd = listen_fd;
   if (!has_mount_ns(ia))
     return rrt_error_msgf(err, EINVAL, "linux.namespaces: a mount namespace is required");
   struct rrt_rootfs_ctx rc = {
@@ -332,10 +336,6 @@ void rrt_init_main(struct rrt_init_args *ia)
   int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
   for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
     signal(sigs[i], SIG_DFL);
-  /* The lock on the state directory belongs to the runtime: a copy of the
-   * open file here would hold it for the container's whole life. */
-  if (ia->state_dirfd >= 0)
-    close(ia->state_dirfd);
   /* Only the runtime may end the wait for the maps. */
   close(ia->maps_wfd);
   /* No PDEATHSIG: init may be the runtime's own child and must outlive

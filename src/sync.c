@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "rootlessrt/sync.h"
 #include "rootlessrt/util.h"
@@ -25,12 +26,32 @@ static const char *type_name(uint32_t t)
 int rrt_sync_send(int fd, enum rrt_sync_type type, int64_t value, const char *payload,
                   struct rrt_error *err)
 {
+  return rrt_sync_send_fd(fd, type, value, payload, -1, err);
+}
+
+int rrt_sync_send_fd(int fd, enum rrt_sync_type type, int64_t value, const char *payload,
+                     int pass_fd, struct rrt_error *err)
+{
   size_t len = payload ? strlen(payload) : 0;
   if (len > RRT_SYNC_MAX_PAYLOAD)
     len = RRT_SYNC_MAX_PAYLOAD;
   struct wire_header h = {.type = type, .len = (uint32_t)len, .value = value};
   struct iovec iov[2] = {{&h, sizeof(h)}, {(void *)payload, len}};
   struct msghdr m = {.msg_iov = iov, .msg_iovlen = len ? 2 : 1};
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } ctl;
+  if (pass_fd >= 0) {
+    memset(&ctl, 0, sizeof(ctl));
+    m.msg_control = ctl.buf;
+    m.msg_controllen = sizeof(ctl.buf);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+  }
   ssize_t r;
   do
     r = sendmsg(fd, &m, MSG_NOSIGNAL);
@@ -50,6 +71,7 @@ void rrt_sync_send_error(int fd, const struct rrt_error *e)
 int rrt_sync_recv(int fd, struct rrt_sync_msg *msg, struct rrt_error *err)
 {
   memset(msg, 0, sizeof(*msg));
+  msg->fd = -1;
   /* A peek at the header with MSG_TRUNC gives the datagram's whole length, so the payload
    * buffer has exactly its size: no 256 KiB buffer mapped and unmapped per message. */
   struct wire_header h;
@@ -67,13 +89,25 @@ int rrt_sync_recv(int fd, struct rrt_sync_msg *msg, struct rrt_error *err)
   bool bad = total < sizeof(h) || h.len != total - sizeof(h) || h.len > RRT_SYNC_MAX_PAYLOAD;
   cleanup_free char *data = bad ? NULL : xmalloc((size_t)h.len + 1);
   struct iovec iov[2] = {{&h, sizeof(h)}, {data, data ? h.len : 0}};
-  struct msghdr m = {.msg_iov = iov, .msg_iovlen = data ? 2 : 1};
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } ctl;
+  struct msghdr m = {.msg_iov = iov,
+                     .msg_iovlen = data ? 2 : 1,
+                     .msg_control = ctl.buf,
+                     .msg_controllen = sizeof(ctl.buf)};
   /* Read even a bad one: it must not stay queued. */
   do
-    r = recvmsg(fd, &m, 0);
+    r = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
   while (r < 0 && errno == EINTR);
   if (r < 0)
     return rrt_error_errno(err, "sync: receive");
+  cleanup_close int passed = -1;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+        c->cmsg_len >= CMSG_LEN(sizeof(int)) && passed < 0)
+      memcpy(&passed, CMSG_DATA(c), sizeof(int));
   if (bad)
     return rrt_error_set(err, EPROTO, "sync: %s",
                          total < sizeof(h) ? "short message" : "bad message length");
@@ -86,6 +120,7 @@ int rrt_sync_recv(int fd, struct rrt_sync_msg *msg, struct rrt_error *err)
   msg->type = h.type;
   msg->value = h.value;
   msg->len = h.len;
+  msg->fd = steal_fd(&passed);
   if (h.len > 0)
     msg->data = steal_ptr(&data);
   return 0;
@@ -114,4 +149,26 @@ void rrt_sync_msg_free(struct rrt_sync_msg *msg)
 {
   free(msg->data);
   msg->data = NULL;
+  if (msg->fd >= 0)
+    close(msg->fd);
+  msg->fd = -1;
+}
+
+int rrt_sync_expect_fd(int fd, enum rrt_sync_type type, int64_t *value, int *passed,
+                       struct rrt_error *err)
+{
+  struct rrt_sync_msg m;
+  *passed = -1;
+  if (rrt_sync_recv(fd, &m, err) < 0)
+    return -1;
+  if (m.type != (uint32_t)type) {
+    rrt_sync_msg_free(&m);
+    return rrt_error_set(err, EPROTO, "sync: expected %s, got %s", type_name(type),
+                         type_name(m.type));
+  }
+  if (value)
+    *value = m.value;
+  *passed = steal_fd(&m.fd);
+  rrt_sync_msg_free(&m);
+  return 0;
 }

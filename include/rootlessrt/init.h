@@ -15,12 +15,11 @@ struct rrt_init_args {
   const struct rrt_spec *spec;
   const struct rrt_userns_plan *plan;
   const char *rootfs;
-  int state_dirfd; /* the runtime's locked state dir: closed at once (flock is per open file) */
-  int sync_fd;     /* SOCK_SEQPACKET to the runtime */
-  int maps_fd;     /* pipe: EOF once the runtime wrote the id maps */
-  int maps_wfd;    /* its write end, the runtime's: closed in the child */
-  int listen_fd;   /* start socket: init accepts `start` on it */
-  int console_fd;  /* connected --console-socket, or -1 */
+  int sync_fd;    /* SOCK_SEQPACKET to the runtime */
+  int maps_fd;    /* pipe: EOF once the runtime wrote the id maps */
+  int maps_wfd;   /* its write end, the runtime's: closed in the child */
+  int listen_fd;  /* start socket, received with CONTINUE: init accepts `start` on it */
+  int console_fd; /* connected --console-socket, or -1 */
   bool own_terminal;
   bool no_pivot;
   bool no_new_keyring;

@@ -25,10 +25,14 @@ struct rrt_sync_msg {
   int64_t value;
   size_t len; /* payload bytes (NUL-terminated in data) */
   char *data; /* malloc'd by rrt_sync_recv, or NULL */
+  int fd;     /* a descriptor that came with it (O_CLOEXEC), or -1; closed by msg_free */
 };
 
 int rrt_sync_send(int fd, enum rrt_sync_type type, int64_t value, const char *payload,
                   struct rrt_error *err);
+/* The same with a descriptor attached (SCM_RIGHTS); pass_fd < 0 attaches none. */
+int rrt_sync_send_fd(int fd, enum rrt_sync_type type, int64_t value, const char *payload,
+                     int pass_fd, struct rrt_error *err);
 /* Sends err's errno and message; never fails loudly (best effort). */
 void rrt_sync_send_error(int fd, const struct rrt_error *e);
 #define RRT_SYNC_EOF (-2)
@@ -40,6 +44,9 @@ int rrt_sync_recv(int fd, struct rrt_sync_msg *msg, struct rrt_error *err);
 /* Receives and checks the type; value/payload are optional outputs. */
 int rrt_sync_expect(int fd, enum rrt_sync_type type, int64_t *value, char **payload,
                     struct rrt_error *err);
+/* rrt_sync_expect that also takes the attached descriptor (-1 when none). */
+int rrt_sync_expect_fd(int fd, enum rrt_sync_type type, int64_t *value, int *passed,
+                       struct rrt_error *err);
 void rrt_sync_msg_free(struct rrt_sync_msg *msg);
 
 #endif
