@@ -13,19 +13,21 @@ die() {
   exit 1
 }
 
-now_us() { # microseconds, without a fork when bash has EPOCHREALTIME
+# now_us: microseconds into $now. A variable, not output: $(now_us) would fork a subshell,
+# and the timed span would include that fork's exit and the next one's start (about a
+# millisecond, the same for every runtime, which pulls every ratio towards 1).
+now_us() {
   if [ -n "${EPOCHREALTIME:-}" ]; then
-    local t=${EPOCHREALTIME/[.,]/}
-    echo "$t"
+    now=${EPOCHREALTIME/[.,]/}
   else
-    echo $(($(date +%s%N) / 1000))
+    now=$(($(date +%s%N) / 1000))
   fi
 }
 
 # __loop BUNDLE ROOT N RUNTIME [GLOBAL FLAGS...]: (as the user) one warm-up run, N timed runs,
 # one run under /usr/bin/time for the peak RSS. Prints "ok MEAN_US RSS_KB" or "fail REASON".
 bench_loop() {
-  local bundle=$1 root=$2 n=$3 i t0 t1 total=0 rss="" errf
+  local bundle=$1 root=$2 n=$3 i t0 t1 total=0 rss="" errf now
   shift 3
   errf=$root.err
   mkdir -p "$root"
@@ -36,12 +38,14 @@ bench_loop() {
   for ((i = 1; i <= n; i++)); do
     # BENCH_COLD=1: every run compiles its seccomp filter (no cache), the rest unchanged.
     [ "${BENCH_COLD:-0}" = 1 ] && rm -rf "$root/.seccomp-cache"
-    t0=$(now_us)
+    now_us
+    t0=$now
     if ! "$@" --root "$root" run -b "$bundle" "bench-$$-$i" >/dev/null 2>"$errf"; then
       echo "fail run $i: $(head -n 1 "$errf")"
       return 0
     fi
-    t1=$(now_us)
+    now_us
+    t1=$now
     total=$((total + t1 - t0))
   done
   if [ -x /usr/bin/time ]; then
