@@ -1,5 +1,7 @@
 /* test_sync.c: the typed message protocol over a SOCK_SEQPACKET pair. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -58,6 +60,50 @@ static void big(int s[2])
   rrt_error_clear(&err);
 }
 
+static int count_fds(void)
+{
+  int n = 0;
+  DIR *d = opendir("/proc/self/fd");
+  if (!d)
+    return -1;
+  while (readdir(d))
+    n++;
+  closedir(d);
+  return n;
+}
+
+/* CONTINUE carries init's start socket: one descriptor per message, close-on-exec. */
+static void fds(int s[2])
+{
+  struct rrt_error err = RRT_ERROR_INIT;
+  int p[2];
+  if (pipe(p) < 0)
+    return;
+  ok(rrt_sync_send_fd(s[0], RRT_SYNC_CONTINUE, 5, NULL, p[1], &err) == 0, "send a descriptor");
+  int got = -1;
+  int64_t v = 0;
+  ok(rrt_sync_expect_fd(s[1], RRT_SYNC_CONTINUE, &v, &got, &err) == 0, "receive it");
+  ok(got >= 0 && got != p[1], "a new descriptor (%d)", got);
+  is_int(v, 5, "the value comes along");
+  ok(got >= 0 && (fcntl(got, F_GETFD) & FD_CLOEXEC), "it is close-on-exec");
+  ok(got >= 0 && write(got, "x", 1) == 1, "it writes into the same pipe");
+  char c = 0;
+  ok(read(p[0], &c, 1) == 1 && c == 'x', "which the sender's end reads");
+  if (got >= 0)
+    close(got);
+  ok(rrt_sync_send(s[0], RRT_SYNC_CONTINUE, 0, NULL, &err) == 0, "no descriptor this time");
+  ok(rrt_sync_expect_fd(s[1], RRT_SYNC_CONTINUE, NULL, &got, &err) == 0 && got == -1,
+     "expect_fd says -1");
+  int before = count_fds();
+  ok(rrt_sync_send_fd(s[0], RRT_SYNC_NS_READY, 0, NULL, p[0], &err) == 0,
+     "a descriptor on a message expected without one");
+  ok(rrt_sync_expect(s[1], RRT_SYNC_NS_READY, NULL, NULL, &err) == 0, "is received");
+  is_int(count_fds(), before, "and closed, not leaked");
+  close(p[0]);
+  close(p[1]);
+  rrt_error_clear(&err);
+}
+
 static void errors(int s[2])
 {
   struct rrt_error err = RRT_ERROR_INIT, e = RRT_ERROR_INIT;
@@ -108,6 +154,7 @@ int main(void)
     return 1;
   roundtrip(s);
   big(s);
+  fds(s);
   errors(s);
   close(s[1]);
   return tap_done();
