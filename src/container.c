@@ -52,8 +52,9 @@ static char *now_rfc3339(void)
   char buf[64];
   clock_gettime(CLOCK_REALTIME, &ts);
   gmtime_r(&ts.tv_sec, &tm);
-  size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf(buf + n, sizeof(buf) - n, ".%09ldZ", ts.tv_nsec);
+  /* Not strftime: it loads the time zone (/etc/localtime) that UTC does not need. */
+  snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900,
+           tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec);
   return xstrdup(buf);
 }
 

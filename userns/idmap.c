@@ -67,7 +67,7 @@ static bool is_executable_file(const char *path)
 
 /* The full path of a helper, malloc'd, or NULL. Relative PATH entries are
  * skipped: a setuid helper must not be picked up from the current directory. */
-static char *find_helper(const char *name)
+static char *search_helper(const char *name)
 {
   const char *path = getenv("PATH");
   while (path && *path) {
@@ -89,6 +89,30 @@ static char *find_helper(const char *name)
     free(candidate);
   }
   return NULL;
+}
+
+/* search_helper, once per name and PATH: planning and starting both ask. */
+static char *find_helper(const char *name)
+{
+  static struct {
+    const char *name;
+    char *env_path; /* the PATH it was found with */
+    char *path;
+  } found[2];
+  const char *env = getenv("PATH");
+  if (!env)
+    env = "";
+  size_t slot = strcmp(name, "newuidmap") == 0 ? 0 : 1;
+  if (found[slot].name && strcmp(found[slot].name, name) == 0 &&
+      strcmp(found[slot].env_path, env) == 0)
+    return found[slot].path ? xstrdup(found[slot].path) : NULL;
+  char *path = search_helper(name);
+  free(found[slot].env_path);
+  free(found[slot].path);
+  found[slot].name = name;
+  found[slot].env_path = xstrdup(env);
+  found[slot].path = path ? xstrdup(path) : NULL;
+  return path;
 }
 
 static bool have_helpers(void)
