@@ -154,6 +154,8 @@ struct create_ctx {
   int terminal_fd; /* foreground run: our end of the socket init sends its pty to */
   int sync_fd;     /* run: the sync socket, kept to send START on */
   bool for_run;
+  bool hooks_done_sent; /* HOOKS_DONE went with CONTINUE: nothing to do at NS_READY */
+  bool start_sent;      /* run: START queued behind it, init does not wait for us */
   struct rrt_userns_plan plan;
   struct rrt_net_config net;
   struct rrt_init_args init;
@@ -437,11 +439,35 @@ static int create_prepare(struct create_ctx *c, struct rrt_error *err)
 
 /* From init's go-ahead (in its cgroup, ids mapped) to its blocked state: mounts, network,
  * prestart and createRuntime hooks, createContainer and pivot. */
+/* HOOKS_DONE, and for run the START behind it: init reads them when it gets there, so it never
+ * waits on a round trip through the runtime. START is held back when a pid file is asked for,
+ * so that the file exists before the program runs. */
+static int send_hooks_done(struct create_ctx *c, int sync_fd, struct rrt_error *err)
+{
+  /* init needs the state only for its own hooks and a seccomp listener. */
+  const struct rrt_spec *sp = c->spec;
+  bool init_needs_state = sp->hooks[RRT_HOOK_CREATE_CONTAINER].n > 0 ||
+                          sp->hooks[RRT_HOOK_START_CONTAINER].n > 0 || sp->lnx.seccomp;
+  cleanup_free char *state_json =
+      init_needs_state ? rrt_state_oci_json(&c->st, "created", false) : NULL;
+  if (rrt_sync_send(sync_fd, RRT_SYNC_HOOKS_DONE, 0, state_json, err) < 0)
+    return -1;
+  c->hooks_done_sent = true;
+  if (c->for_run && !c->pid_file) {
+    if (rrt_sync_send(sync_fd, RRT_SYNC_START, 0, NULL, err) < 0)
+      return -1;
+    c->start_sent = true;
+  }
+  return 0;
+}
+
 static int create_after_init(struct create_ctx *c, int sync_fd, pid_t init, struct rrt_error *err)
 {
   if (rrt_sync_expect(sync_fd, RRT_SYNC_NS_READY, NULL, NULL, err) < 0)
     return -1;
   PHASE("namespaces and mounts ready");
+  if (c->hooks_done_sent)
+    goto created;
   if (c->net.mode == RRT_NET_SLIRP) {
     pid_t helper = 0;
     if (rrt_net_start(init, &c->net, &helper, err) < 0)
@@ -454,14 +480,9 @@ static int create_after_init(struct create_ctx *c, int sync_fd, pid_t init, stru
   if (run_hooks(c, RRT_HOOK_PRESTART, "created", err) < 0 ||
       run_hooks(c, RRT_HOOK_CREATE_RUNTIME, "created", err) < 0)
     return -1;
-  /* init needs the state only for its own hooks and a seccomp listener. */
-  const struct rrt_spec *sp = c->spec;
-  bool init_needs_state = sp->hooks[RRT_HOOK_CREATE_CONTAINER].n > 0 ||
-                          sp->hooks[RRT_HOOK_START_CONTAINER].n > 0 || sp->lnx.seccomp;
-  cleanup_free char *state_json =
-      init_needs_state ? rrt_state_oci_json(&c->st, "created", false) : NULL;
-  if (rrt_sync_send(sync_fd, RRT_SYNC_HOOKS_DONE, 0, state_json, err) < 0)
+  if (send_hooks_done(c, sync_fd, err) < 0)
     return -1;
+created:
   if (rrt_sync_expect(sync_fd, RRT_SYNC_CREATED, NULL, NULL, err) < 0)
     return -1;
   PHASE("init created and blocked");
@@ -527,6 +548,11 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   /* Everything state.json holds is known now, but for a network helper yet to start. */
   if (c->net.mode != RRT_NET_SLIRP && rrt_state_write(c->dirfd, &c->st, err) < 0)
     return -1;
+  /* Nothing for the runtime to do at NS_READY either: no helper, no prestart or
+   * createRuntime hook. */
+  if (c->net.mode != RRT_NET_SLIRP && c->spec->hooks[RRT_HOOK_PRESTART].n == 0 &&
+      c->spec->hooks[RRT_HOOK_CREATE_RUNTIME].n == 0 && send_hooks_done(c, parent_fd, err) < 0)
+    return -1;
   int r = rrt_userns_maps_end(steal_ptr(&maps), err);
   if (r < 0)
     return rrt_error_wrap(err, "user namespace");
@@ -574,8 +600,9 @@ struct created {
   int terminal_fd;       /* see create_ctx.terminal_fd; -1 when none */
   struct rrt_spec *spec; /* the config create parsed: the state directory's copy of it */
   char *root;
-  int dirfd;   /* the state directory, still locked: no `start` from elsewhere between */
-  int sync_fd; /* init listens on it for START as well as on its start socket */
+  int dirfd;       /* the state directory, still locked: no `start` from elsewhere between */
+  int sync_fd;     /* init listens on it for START as well as on its start socket */
+  bool start_sent; /* and has START already */
   struct rrt_state st;
 };
 
@@ -626,6 +653,7 @@ static int create_container(const struct rrt_global *g, const struct rrt_create_
     out->root = steal_ptr(&c.root);
     out->dirfd = steal_fd(&c.dirfd);
     out->sync_fd = steal_fd(&c.sync_fd);
+    out->start_sent = c.start_sent;
     out->st = c.st;
     memset(&c.st, 0, sizeof(c.st));
   }
@@ -641,7 +669,7 @@ int rrt_container_create(const struct rrt_global *g, const struct rrt_create_opt
 
 /* Connects to init's start socket, asks it to exec, and waits for the verdict:
  * EOF (the close-on-exec socket closed by a successful execve) or an error. */
-static int release_init(int dirfd, const char *id, int sync_fd, struct rrt_error *err)
+static int release_init(int dirfd, const char *id, int sync_fd, bool sent, struct rrt_error *err)
 {
   cleanup_close int fd = -1;
   if (sync_fd >= 0) {
@@ -656,7 +684,7 @@ static int release_init(int dirfd, const char *id, int sync_fd, struct rrt_error
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
       return rrt_error_errno(err, "container \"%s\": init is not waiting for start", id);
   }
-  if (rrt_sync_send(fd, RRT_SYNC_START, 0, NULL, err) < 0)
+  if (!sent && rrt_sync_send(fd, RRT_SYNC_START, 0, NULL, err) < 0)
     return -1;
   struct rrt_sync_msg m;
   int r = rrt_sync_recv(fd, &m, err);
@@ -742,7 +770,7 @@ static int destroy_loaded(struct loaded *l, struct rrt_error *err)
 }
 
 /* sync_fd: run's socket to init (taken and closed), or -1 to connect to the start socket. */
-static int start_loaded(struct loaded *l, int sync_fd, struct rrt_error *err);
+static int start_loaded(struct loaded *l, int sync_fd, bool sent, struct rrt_error *err);
 
 static int start_container(const struct rrt_global *g, const char *id, struct rrt_error *err)
 {
@@ -754,7 +782,7 @@ static int start_container(const struct rrt_global *g, const char *id, struct rr
       rrt_error_msgf(err, EINVAL, "container \"%s\" is %s, not created: cannot start it", id,
                      status);
     else
-      ret = start_loaded(&l, -1, err);
+      ret = start_loaded(&l, -1, false, err);
   }
   loaded_free(&l);
   return ret;
@@ -770,7 +798,7 @@ static int start_created(struct created *cr, struct loaded *l, struct rrt_error 
                        .spec = cr->spec,
                        .spec_borrowed = true};
   memset(&cr->st, 0, sizeof(cr->st));
-  int ret = start_loaded(l, steal_fd(&cr->sync_fd), err);
+  int ret = start_loaded(l, steal_fd(&cr->sync_fd), cr->start_sent, err);
   (void)flock(l->dirfd, LOCK_UN);
   return ret;
 }
@@ -791,11 +819,11 @@ static int delete_started(struct loaded *l, struct rrt_error *err)
   return destroy_loaded(l, err);
 }
 
-static int start_loaded(struct loaded *l, int sync_fd, struct rrt_error *err)
+static int start_loaded(struct loaded *l, int sync_fd, bool sent, struct rrt_error *err)
 {
   const char *id = l->st.id;
   int ret = -1;
-  if (release_init(l->dirfd, id, sync_fd, err) < 0) {
+  if (release_init(l->dirfd, id, sync_fd, sent, err) < 0) {
     struct rrt_error ignored = RRT_ERROR_INIT;
     destroy_loaded(l, &ignored);
     rrt_error_clear(&ignored);
