@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench.sh RUNTIME: mean wall time of BENCH_N (20) sequential `run` of a /bin/true busybox
 # container, for RUNTIME and for crun (--cgroup-manager=disabled) where installed, side by side,
-# with the ratio (target: RUNTIME <= 0.6 x crun) and the peak RSS of the runtime process.
+# with the ratio (target: RUNTIME <= 0.6 x crun) and the peak RSS of the runtime process. The
+# runs of the two alternate, one at a time, so that a change in the machine's load hits both.
 #
 # As root the runs are made by the unprivileged user BENCH_USER (rrt-test) in a private mount
 # namespace whose /sys/fs/cgroup is cgroup2 (crun refuses a hybrid v1+v2 host); the same for both
@@ -24,41 +25,78 @@ now_us() {
   fi
 }
 
-# __loop BUNDLE ROOT N RUNTIME [GLOBAL FLAGS...]: (as the user) one warm-up run, N timed runs,
-# one run under /usr/bin/time for the peak RSS. Prints "ok MEAN_US RSS_KB" or "fail REASON".
-bench_loop() {
-  local bundle=$1 root=$2 n=$3 i t0 t1 total=0 rss="" errf now
-  shift 3
-  errf=$root.err
-  mkdir -p "$root"
-  if ! "$@" --root "$root" run -b "$bundle" "warmup-$$" >/dev/null 2>"$errf"; then
-    echo "fail $(head -n 1 "$errf")"
-    return 0
-  fi
-  for ((i = 1; i <= n; i++)); do
-    # BENCH_COLD=1: every run compiles its seccomp filter (no cache), the rest unchanged.
-    [ "${BENCH_COLD:-0}" = 1 ] && rm -rf "$root/.seccomp-cache"
-    now_us
-    t0=$now
-    if ! "$@" --root "$root" run -b "$bundle" "bench-$$-$i" >/dev/null 2>"$errf"; then
-      echo "fail run $i: $(head -n 1 "$errf")"
-      return 0
-    fi
-    now_us
-    t1=$now
-    total=$((total + t1 - t0))
-  done
+# rss BUNDLE ROOT RUNTIME [GLOBAL FLAGS...]: (as the user) the peak RSS in KiB of one run.
+rss() {
+  local bundle=$1 root=$2 kb=""
+  shift 2
   if [ -x /usr/bin/time ]; then
     /usr/bin/time -f %M -o "$root.rss" "$@" --root "$root" run -b "$bundle" "rss-$$" >/dev/null 2>&1 &&
-      rss=$(tail -n 1 "$root.rss")
+      kb=$(tail -n 1 "$root.rss")
   else
-    rss=$(/usr/bin/python3 -c '
+    kb=$(/usr/bin/python3 -c '
 import os, resource, subprocess, sys
 subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 ' "$@" --root "$root" run -b "$bundle" "rss-$$" 2>/dev/null)
   fi
-  echo "ok $((total / n)) ${rss:-?}"
+  echo "${kb:-?}"
+}
+
+# timed_run US_VAR BUNDLE ROOT NAME RUNTIME [GLOBAL FLAGS...]: one run; adds its microseconds
+# to the variable named US_VAR. Fails (with the error on stdout) when the run fails.
+timed_run() {
+  local var=$1 bundle=$2 root=$3 name=$4 now t0 errf=$3.err
+  shift 4
+  now_us
+  t0=$now
+  if ! "$@" --root "$root" run -b "$bundle" "$name" >/dev/null 2>"$errf"; then
+    echo "fail $name: $(head -n 1 "$errf")"
+    return 1
+  fi
+  now_us
+  printf -v "$var" '%d' $((${!var} + now - t0))
+}
+
+# __loop BUNDLE ROOT N RUNTIME [GLOBAL FLAGS...]: (as the user) one warm-up run, N timed runs,
+# and the peak RSS of one more. Prints "ok MEAN_US RSS_KB" or "fail REASON".
+bench_loop() {
+  local bundle=$1 root=$2 n=$3 i total=0
+  shift 3
+  mkdir -p "$root"
+  timed_run total "$bundle" "$root" "warmup-$$" "$@" || return 0
+  total=0
+  for ((i = 1; i <= n; i++)); do
+    # BENCH_COLD=1: every run compiles its seccomp filter (no cache), the rest unchanged.
+    [ "${BENCH_COLD:-0}" = 1 ] && rm -rf "$root/.seccomp-cache"
+    timed_run total "$bundle" "$root" "bench-$$-$i" "$@" || return 0
+  done
+  echo "ok $((total / n)) $(rss "$bundle" "$root" "$@")"
+}
+
+# __pair N BUNDLE_A ROOT_A BUNDLE_B ROOT_B -- RUNTIME_A [FLAGS...] -- RUNTIME_B [FLAGS...]:
+# (as the user) N runs of each, alternating A, B, A, B: whatever the machine does meanwhile
+# (other tenants of the host, writeback) falls on both alike, where two blocks of N runs
+# minutes apart can differ by a fifth. Prints "ok MEAN_A RSS_A MEAN_B RSS_B" or "fail REASON".
+bench_pair() {
+  local n=$1 ba=$2 ra=$3 bb=$4 rb=$5 i ta=0 tb=0
+  local -a a=() b=()
+  shift 5
+  [ "${1:-}" = -- ] && shift
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    a+=("$1")
+    shift
+  done
+  [ $# -gt 0 ] && shift
+  b=("$@")
+  mkdir -p "$ra" "$rb"
+  timed_run ta "$ba" "$ra" "warmup-$$" "${a[@]}" || return 0
+  timed_run tb "$bb" "$rb" "warmup-$$" "${b[@]}" || return 0
+  ta=0 tb=0
+  for ((i = 1; i <= n; i++)); do
+    timed_run ta "$ba" "$ra" "bench-$$-$i" "${a[@]}" || return 0
+    timed_run tb "$bb" "$rb" "bench-$$-$i" "${b[@]}" || return 0
+  done
+  echo "ok $((ta / n)) $(rss "$ba" "$ra" "${a[@]}") $((tb / n)) $(rss "$bb" "$rb" "${b[@]}")"
 }
 
 # __crun_config SRC DST [own]: (as the user) DST/config.json for crun, on SRC's rootfs: SRC's
@@ -80,6 +118,11 @@ case ${1:-} in
   __loop)
     shift
     bench_loop "$@"
+    exit 0
+    ;;
+  __pair)
+    shift
+    bench_pair "$@"
     exit 0
     ;;
   __crun_config)
@@ -129,9 +172,9 @@ cd / || exit 1
 
 declare -A res
 names=(rootlessrt)
-res[rootlessrt]=$("${as_user[@]}" bash "$stage/bench.sh" __loop "$stage/work/bundle" \
-  "$stage/work/root-rrt" "$n" "$stage/rootlessrt" --cgroup-manager disabled)
+rrt_cmd=("$stage/rootlessrt" --cgroup-manager disabled)
 crun_note=""
+order="alone"
 if [ -n "$crun" ]; then
   names+=(crun)
   res[crun]="fail cannot write a config for crun"
@@ -141,15 +184,32 @@ if [ -n "$crun" ]; then
     "${as_user[@]}" bash "$stage/bench.sh" __crun_config "$stage/work/bundle" \
       "$stage/work/bundle-crun" "$how" >/dev/null 2>&1 || continue
     res[crun]=$("${as_user[@]}" bash "$stage/bench.sh" __loop "$stage/work/bundle-crun" \
-      "$stage/work/root-crun-$how" "$n" "$crun" --cgroup-manager=disabled)
+      "$stage/work/root-crun-try" 1 "$crun" --cgroup-manager=disabled)
     case ${res[crun]} in ok*) break ;; esac
   done
   if [ "$how" = own ] && [[ ${res[crun]} == ok* ]]; then
     crun_note=" (crun ran its own 'crun spec --rootless' config)"
   fi
 fi
+if [[ ${res[crun]:-} == ok* ]]; then
+  order="alternating"
+  pair=$("${as_user[@]}" bash "$stage/bench.sh" __pair "$n" "$stage/work/bundle" \
+    "$stage/work/root-rrt" "$stage/work/bundle-crun" "$stage/work/root-crun" -- "${rrt_cmd[@]}" \
+    -- "$crun" --cgroup-manager=disabled)
+  read -r st m_r rss_r m_c rss_c <<<"$pair"
+  if [ "$st" = ok ]; then
+    res[rootlessrt]="ok $m_r $rss_r"
+    res[crun]="ok $m_c $rss_c"
+  else
+    res[rootlessrt]=$pair
+    res[crun]=$pair
+  fi
+else
+  res[rootlessrt]=$("${as_user[@]}" bash "$stage/bench.sh" __loop "$stage/work/bundle" \
+    "$stage/work/root-rrt" "$n" "${rrt_cmd[@]}")
+fi
 
-echo "bench: $n sequential runs of /bin/true in a busybox bundle, as $who$crun_note"
+echo "bench: $n sequential runs each of /bin/true in a busybox bundle ($order), as $who$crun_note"
 printf '%-12s %12s %16s\n' runtime "mean ms" "peak RSS KiB"
 for name in "${names[@]}"; do
   read -r st mean rss <<<"${res[$name]}"
