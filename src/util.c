@@ -1,10 +1,11 @@
 /* util.c: cleanup helpers, allocation, whole-file I/O, numbers and signals. */
 #include <errno.h>
-#include <pwd.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -300,10 +301,39 @@ struct kernel_sigaction {
   unsigned long long mask;
 };
 
+/* The signals this process ignores, from /proc/self/status; false when it cannot tell. */
+static bool ignored_signals(uint64_t *mask)
+{
+  char buf[4096];
+  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  const char *p = strstr(buf, "\nSigIgn:");
+  if (!p)
+    return false;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(p + strlen("\nSigIgn:"), &end, 16);
+  if (errno || end == p + strlen("\nSigIgn:"))
+    return false;
+  *mask = v;
+  return true;
+}
+
 void rrt_reset_signals(void)
 {
-  for (int sig = 1; sig < NSIG; sig++) {
-    if (sig == SIGKILL || sig == SIGSTOP)
+  /* execve, which always follows, puts caught signals back to their default; an ignored one
+   * stays ignored, so those are what needs resetting. Every signal when /proc cannot say. */
+  uint64_t ignored = ~(uint64_t)0;
+  if (!ignored_signals(&ignored))
+    ignored = ~(uint64_t)0;
+  for (int sig = 1; sig < NSIG && sig <= 64; sig++) {
+    if (sig == SIGKILL || sig == SIGSTOP || !(ignored & ((uint64_t)1 << (sig - 1))))
       continue;
     struct kernel_sigaction k = {.handler = SIG_DFL};
     (void)syscall(SYS_rt_sigaction, sig, &k, NULL, sizeof(k.mask));

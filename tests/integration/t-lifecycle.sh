@@ -154,6 +154,16 @@ else
 fi
 nothing_left "$id" "$b"
 
+# The container starts with nothing ignored or blocked, whatever the caller had: a runtime started
+# with HUP, USR1, PIPE and TERM ignored (a shell's `trap ''`) leaves none of them ignored.
+b=$(mkbundle sigclean grep -E "^Sig(Blk|Ign):" /proc/self/status)
+id=$(new_id sigclean)
+run bash -c 'trap "" HUP USR1 PIPE TERM; exec "$@"' sh "$RRT" --root "$RRT_ROOT" run -b "$b" "$id"
+is "$rc" 0 "run under a caller that ignores HUP, USR1, PIPE and TERM"
+is "$(tr -s ' \t' ' ' <<<"$out")" "SigBlk: 0000000000000000"$'\n'"SigIgn: 0000000000000000" \
+  "the container's process has no ignored and no blocked signal"
+nothing_left "$id" "$b"
+
 # Signals sent to a foreground run reach the container process.
 b=$(mkbundle fwd rrt-probe signals)
 id=$(new_id fwd)
