@@ -509,6 +509,11 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
 
   /* The user namespace first, alone: every namespace the child creates
    * afterwards is owned by it, so its owner (this user) can enter them. */
+  c->init.runtime_cpu = -1;
+  if (c->plan.method == RRT_MAP_HELPERS &&
+      sched_getaffinity(0, sizeof(c->init.cpus), &c->init.cpus) == 0 &&
+      CPU_COUNT(&c->init.cpus) > 1)
+    c->init.runtime_cpu = sched_getcpu();
   PHASE("cloning");
   int flags = SIGCHLD | (c->plan.create ? CLONE_NEWUSER : 0);
   cleanup_pid pid_t child = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);

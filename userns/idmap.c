@@ -1,5 +1,6 @@
 /* idmap.c: deciding a container's user namespace and writing its uid/gid maps. */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <sched.h>
@@ -420,8 +421,10 @@ static char *strv_join(char **v)
 /* Runs in the forked child: only async-signal-safe calls until execve. On
  * failure the errno goes to report_fd, which execve closes on success. */
 __attribute__((noreturn)) static void exec_helper(const char *path, char **argv, int out_fd,
-                                                  int report_fd)
+                                                  int report_fd, const cpu_set_t *cpus)
 {
+  if (cpus)
+    (void)sched_setaffinity(0, sizeof(*cpus), cpus); /* a hint: see helper_cpus */
   /* Move both pipes above stdio first so the dup2 calls below cannot clobber
    * them when the runtime was started with closed stdio. */
   int out = fcntl(out_fd, F_DUPFD_CLOEXEC, 3);
@@ -481,8 +484,29 @@ static void helper_run_free(struct helper_run *h)
   free(h->cmd);
 }
 
+/*
+ * Where the two helpers run: the first on this CPU, which the runtime leaves for a wait right
+ * after, the second on any other. Each is a millisecond of CPU-bound setuid exec, and left alone
+ * the scheduler here often queues the second behind the first on one CPU while another idles
+ * (fork placement goes by load averages, and an idle CPU does not pull work it expects to be
+ * idle only briefly). false: a single CPU, no hint.
+ */
+static bool helper_cpus(cpu_set_t *first, cpu_set_t *second)
+{
+  cpu_set_t all;
+  int cpu = sched_getcpu();
+  if (cpu < 0 || sched_getaffinity(0, sizeof(all), &all) < 0 || CPU_COUNT(&all) < 2 ||
+      !CPU_ISSET(cpu, &all))
+    return false;
+  CPU_ZERO(first);
+  CPU_SET(cpu, first);
+  *second = all;
+  CPU_CLR(cpu, second);
+  return true;
+}
+
 static int start_helper(const char *name, pid_t pid, const struct rrt_id_mappings *m,
-                        struct helper_run *h, struct rrt_error *err)
+                        const cpu_set_t *cpus, struct helper_run *h, struct rrt_error *err)
 {
   *h = (struct helper_run){.name = name, .child = -1, .out_r = -1, .report_r = -1};
   h->path = find_helper(name);
@@ -508,7 +532,7 @@ static int start_helper(const char *name, pid_t pid, const struct rrt_id_mapping
   if (h->child < 0)
     return rrt_error_errno(err, "%s: fork", h->cmd);
   if (h->child == 0)
-    exec_helper(h->path, argv, out_w, report_w);
+    exec_helper(h->path, argv, out_w, report_w, cpus);
   /* Our write ends close here, so the reads in finish_helper see EOF when
    * the helper exits. */
   return 0;
@@ -572,8 +596,10 @@ int rrt_userns_maps_begin(pid_t pid, const struct rrt_userns_plan *plan, struct 
   }
   struct rrt_maps_job *j = xzalloc(sizeof(*j));
   j->gid = j->uid = (struct helper_run){.child = -1, .out_r = -1, .report_r = -1};
-  if (start_helper("newgidmap", pid, &plan->gid_map, &j->gid, err) < 0 ||
-      start_helper("newuidmap", pid, &plan->uid_map, &j->uid, err) < 0) {
+  cpu_set_t first, second;
+  bool spread = helper_cpus(&first, &second);
+  if (start_helper("newgidmap", pid, &plan->gid_map, spread ? &first : NULL, &j->gid, err) < 0 ||
+      start_helper("newuidmap", pid, &plan->uid_map, spread ? &second : NULL, &j->uid, err) < 0) {
     rrt_userns_maps_abort(j);
     return -1;
   }

@@ -2,6 +2,7 @@
 #ifndef ROOTLESSRT_INIT_H
 #define ROOTLESSRT_INIT_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -12,6 +13,10 @@
 #define RRT_MAX_JOIN 8
 
 struct rrt_init_args {
+  /* The runtime's CPU when it cloned us, and the CPUs we may use: the namespaces are made on
+   * another one while the runtime starts newuidmap and newgidmap (-1: no hint). */
+  int runtime_cpu;
+  cpu_set_t cpus;
   const struct rrt_spec *spec;
   const struct rrt_userns_plan *plan;
   const char *rootfs;

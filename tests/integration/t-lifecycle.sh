@@ -164,6 +164,22 @@ is "$(tr -s ' \t' ' ' <<<"$out")" "SigBlk: 0000000000000000"$'\n'"SigIgn: 000000
   "the container's process has no ignored and no blocked signal"
 nothing_left "$id" "$b"
 
+# The container gets the caller's CPUs: create moves its intermediate and the id-map helpers
+# between CPUs for speed, and must leave nothing of that behind.
+b=$(mkbundle cpus grep "^Cpus_allowed_list:" /proc/self/status)
+id=$(new_id cpus)
+run rrt run -b "$b" "$id"
+is "$(tr -d ' \t' <<<"$out")" "$(grep "^Cpus_allowed_list:" /proc/self/status | tr -d ' \t')" \
+  "the container's process may use every CPU the caller may"
+if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -gt 1 ]; then
+  id=$(new_id cpus1)
+  run taskset -c 1 "$RRT" --root "$RRT_ROOT" run -b "$b" "$id"
+  is "$(tr -d ' \t' <<<"$out")" "Cpus_allowed_list:1" "a caller held to CPU 1 (taskset) gets CPU 1 alone"
+else
+  skip "taskset or a second CPU is missing" 1
+fi
+nothing_left "$id" "$b"
+
 # Signals sent to a foreground run reach the container process.
 b=$(mkbundle fwd rrt-probe signals)
 id=$(new_id fwd)
