@@ -3,6 +3,7 @@
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec
 DESTDIR ?=
 BUILD ?= build
 VERSION := 0.1.0
@@ -13,17 +14,25 @@ PKGS := libseccomp libcap json-c slirp
 LINKED_PKGS := libseccomp libcap json-c
 # Lazy: pkg-config runs when a compile needs it, after install-deps.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
-# libseccomp, libcap and json-c come from their static archives where the -dev package ships
-# one (Debian's do; glibc stays shared for NSS): no loader work for them on each run, and a
-# smaller process to fork. LINK_STATIC=0 links the shared objects instead. libslirp (with GLib)
-# is not linked at all: the network helper dlopens it (net/slirp_dl.c), so nothing else maps it.
+# rootlessrt is linked statically (static-pie: glibc, libseccomp, libcap and json-c from their
+# Debian archives) where they all exist: no dynamic loader on each run, and a smaller process to
+# fork; `make bench` measures the difference. LINK_STATIC=0 (and check-asan) link the shared
+# objects. libslirp, with GLib, belongs to the network helper alone: rootlessrt-net, a separate
+# dynamically linked program, started by rootlessrt for --network slirp.
 LINK_STATIC ?= 1
 static_or_shared = $(if $(and $(filter 1,$(LINK_STATIC)),$(wildcard $(shell pkg-config \
                    --variable=libdir $(1))/lib$(2).a)),-l:lib$(2).a,-l$(2))
 PKG_LIBS = $(call static_or_shared,libseccomp,seccomp) $(call static_or_shared,libcap,cap) \
            $(call static_or_shared,json-c,json-c) \
            $(filter-out -lseccomp -lcap -ljson-c,$(shell pkg-config --static --libs-only-l \
-           $(LINKED_PKGS))) -ldl
+           $(LINKED_PKGS)))
+SLIRP_LIBS = $(shell pkg-config --libs slirp)
+# -static-pie when every archive is there (glibc's libc.a included).
+static_all = $(and $(filter 1,$(LINK_STATIC)),$(wildcard $(shell $(CC) -print-file-name=libc.a)),\
+             $(filter -l:%,$(call static_or_shared,libseccomp,seccomp)),\
+             $(filter -l:%,$(call static_or_shared,libcap,cap)),\
+             $(filter -l:%,$(call static_or_shared,json-c,json-c)))
+RRT_LINK = $(if $(static_all),-static-pie)
 
 WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wno-unused-parameter -Wstrict-prototypes \
         -Wmissing-prototypes -Wvla -Wpointer-arith
@@ -31,12 +40,15 @@ CFLAGS ?= -O2 -g
 SAN_FLAGS ?=
 ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fvisibility=hidden -fno-strict-aliasing -Iinclude \
              $(WARN) $(CFLAGS) $(SAN_FLAGS) $(PKG_CFLAGS) \
-             -DRRT_VERSION='"$(VERSION)"' -DRRT_COMMIT='"$(COMMIT)"'
+             -DRRT_VERSION='"$(VERSION)"' -DRRT_COMMIT='"$(COMMIT)"' \
+             -DRRT_LIBEXECDIR='"$(LIBEXECDIR)/rootlessrt"'
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
 
-LIB_SRCS := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard userns/*.c) $(wildcard net/*.c)
+LIB_SRCS := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard userns/*.c) \
+            $(filter-out net/helper_main.c,$(wildcard net/*.c))
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 MAIN_OBJ := $(BUILD)/obj/src/main.o
+NET_MAIN_OBJ := $(BUILD)/obj/net/helper_main.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
@@ -45,7 +57,7 @@ CONSOLE_RECV := $(BUILD)/console-recv
 
 .PHONY: all deps demo check check-asan unit integration bench lint format install clean fuzz podman-check
 
-all: $(BUILD)/rootlessrt
+all: $(BUILD)/rootlessrt $(BUILD)/rootlessrt-net
 
 deps:
 	@sh contrib/install-deps.sh
@@ -60,11 +72,15 @@ $(BUILD)/librrt.a: $(LIB_OBJS)
 	@ar rcs $@ $^
 
 $(BUILD)/rootlessrt: $(MAIN_OBJ) $(BUILD)/librrt.a
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) $(RRT_LINK) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/rootlessrt-net: $(NET_MAIN_OBJ) $(BUILD)/librrt.a
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(SLIRP_LIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/librrt.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(BUILD)/librrt.a $(PKG_LIBS)
+	$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(BUILD)/librrt.a $(PKG_LIBS) \
+	  $(SLIRP_LIBS)
 
 # The in-container test helper: static, no sanitizers, no libraries.
 $(PROBE): tests/helper/rrt-probe.c
@@ -79,7 +95,7 @@ $(CONSOLE_RECV): tests/helper/console-recv.c
 unit: $(UNIT_BINS)
 	@sh tests/run-unit.sh $(UNIT_BINS)
 
-integration: $(BUILD)/rootlessrt $(PROBE) $(CONSOLE_RECV)
+integration: all $(PROBE) $(CONSOLE_RECV)
 	@bash tests/run-integration.sh $(abspath $(BUILD)/rootlessrt) $(abspath $(PROBE))
 
 # One summary line for everything: unit + integration.
@@ -89,8 +105,8 @@ check: deps
 
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g -fno-omit-frame-pointer" \
-	  SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-	  build-asan/rootlessrt $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BINS)) build-asan/rrt-probe \
+	  SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" LINK_STATIC=0 \
+	  build-asan/rootlessrt build-asan/rootlessrt-net $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BINS)) build-asan/rrt-probe \
 	  build-asan/console-recv
 	@RRT_ASAN=1 bash tests/run-all.sh build-asan
 
@@ -108,7 +124,7 @@ fuzz:
 	  SAN_FLAGS="-fsanitize=fuzzer-no-link,address,undefined" build-fuzz/librrt.a
 	@for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
 	  clang -std=gnu11 -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
-	    -o build-fuzz/$$n $$f build-fuzz/librrt.a $(PKG_LIBS) || exit 1; done
+	    -o build-fuzz/$$n $$f build-fuzz/librrt.a $(PKG_LIBS) $(SLIRP_LIBS) || exit 1; done
 
 podman-check: all
 	@bash tests/podman-check.sh $(abspath $(BUILD)/rootlessrt)
@@ -128,6 +144,7 @@ lint:
 
 install: all
 	install -D -m 0755 $(BUILD)/rootlessrt $(DESTDIR)$(BINDIR)/rootlessrt
+	install -D -m 0755 $(BUILD)/rootlessrt-net $(DESTDIR)$(LIBEXECDIR)/rootlessrt/rootlessrt-net
 	install -d $(DESTDIR)$(PREFIX)/share/rootlessrt/hooks
 	install -m 0755 contrib/hooks/*.sh $(DESTDIR)$(PREFIX)/share/rootlessrt/hooks/
 

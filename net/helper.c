@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <slirp/libslirp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,12 +209,10 @@ static int start_slirp(struct helper *h, const struct rrt_net_config *cfg,
     inet_pton(AF_INET6, "fd00::2", &sc.vhost6);
     inet_pton(AF_INET6, "fd00::3", &sc.vnameserver6);
   }
-  if (net_slirp_load(err) < 0)
-    return -1;
-  Slirp *s = net_slirp.slirp_new(&sc, &slirp_callbacks, h);
+  Slirp *s = slirp_new(&sc, &slirp_callbacks, h);
   if (!s)
     return rrt_error_set(err, 0, "libslirp %s: slirp_new failed (mtu %u, cidr %s)",
-                         net_slirp.slirp_version_string(), cfg->mtu, cfg->cidr);
+                         slirp_version_string(), cfg->mtu, cfg->cidr);
   h->slirp = s;
   return 0;
 }
@@ -229,8 +228,8 @@ static int slirp_forward(struct helper *h, const struct rrt_port *p, const struc
                          "ports relayed by splice",
                          p->host_ip, p->host_port, proto);
   errno = 0;
-  if (net_slirp.slirp_add_hostfwd(h->slirp, p->proto == IPPROTO_UDP, host, p->host_port, a->guest,
-                                  p->container_port) < 0)
+  if (slirp_add_hostfwd(h->slirp, p->proto == IPPROTO_UDP, host, p->host_port, a->guest,
+                        p->container_port) < 0)
     return rrt_error_set(err, errno ? errno : EADDRINUSE, "publish %s:%u/%s", p->host_ip,
                          p->host_port, proto);
   return 0;
@@ -316,7 +315,7 @@ static void read_tap(struct helper *h)
     }
     if (n == 0)
       return;
-    net_slirp.slirp_input(h->slirp, h->buf, (int)n);
+    slirp_input(h->slirp, h->buf, (int)n);
   }
 }
 
@@ -352,7 +351,7 @@ static void run_timers(struct helper *h)
   while (h->timers && h->timers->expire_ms <= now_ms) {
     struct timer *t = h->timers;
     timer_unlink(h, t);
-    net_slirp.slirp_handle_timer(h->slirp, t->id, t->cb_opaque);
+    slirp_handle_timer(h->slirp, t->id, t->cb_opaque);
   }
 }
 
@@ -362,7 +361,7 @@ static void helper_loop(struct helper *h)
     uint32_t timeout = UINT32_MAX;
     h->n_pfd = 0;
     cb_add_poll(h->epfd, SLIRP_POLL_IN, h);
-    net_slirp.slirp_pollfds_fill(h->slirp, &timeout, cb_add_poll, h);
+    slirp_pollfds_fill(h->slirp, &timeout, cb_add_poll, h);
     int64_t to = timeout == UINT32_MAX ? -1 : (int64_t)timeout;
     if (h->timers) {
       int64_t left = h->timers->expire_ms - now_ns() / 1000000;
@@ -379,7 +378,7 @@ static void helper_loop(struct helper *h)
     }
     if (n > 0 && h->pfd[0].revents)
       handle_events(h);
-    net_slirp.slirp_pollfds_poll(h->slirp, n < 0, cb_get_revents, h);
+    slirp_pollfds_poll(h->slirp, n < 0, cb_get_revents, h);
     run_timers(h);
   }
 }
@@ -412,7 +411,7 @@ void net_helper_main(int ready_fd, int userns_fd, int netns_fd, int init_pidfd,
   /* Every relayed connection is reset with the container gone. */
   net_relay_free(h.relay);
   if (h.slirp)
-    net_slirp.slirp_cleanup(h.slirp);
+    slirp_cleanup(h.slirp);
   if (h.agent_pid > 0) {
     kill(h.agent_pid, SIGKILL);
     while (waitpid(h.agent_pid, NULL, 0) < 0 && errno == EINTR)

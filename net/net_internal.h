@@ -3,7 +3,6 @@
 #define RRT_NET_INTERNAL_H
 
 #include <netinet/in.h>
-#include <slirp/libslirp.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,21 +75,6 @@ bool net_relay_run_pending(struct net_relay *r);
 /* Frees what the last batch of events closed (it may still have been named in the batch). */
 void net_relay_reap(struct net_relay *r);
 void net_relay_free(struct net_relay *r);
-
-/* libslirp's entry points, from dlopen (slirp_dl.c); NULL until net_slirp_load succeeds. */
-struct net_slirp_api {
-  void *handle;
-  __typeof__(slirp_new) *slirp_new;
-  __typeof__(slirp_cleanup) *slirp_cleanup;
-  __typeof__(slirp_input) *slirp_input;
-  __typeof__(slirp_add_hostfwd) *slirp_add_hostfwd;
-  __typeof__(slirp_handle_timer) *slirp_handle_timer;
-  __typeof__(slirp_pollfds_fill) *slirp_pollfds_fill;
-  __typeof__(slirp_pollfds_poll) *slirp_pollfds_poll;
-  __typeof__(slirp_version_string) *slirp_version_string;
-};
-extern struct net_slirp_api net_slirp;
-int net_slirp_load(struct rrt_error *err);
 
 /* The helper's body, in the runtime's namespaces; never returns. */
 __attribute__((noreturn)) void net_helper_main(int ready_fd, int userns_fd, int netns_fd,

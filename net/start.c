@@ -1,6 +1,8 @@
 /* start.c: rrt_net_start: opens init's namespaces, detaches the helper, waits for its readiness. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 
 #include "rootlessrt/log.h"
 #include "rootlessrt/net.h"
+#include "rootlessrt/reexec.h"
 #include "rootlessrt/util.h"
 #include "net_internal.h"
 
@@ -60,7 +63,46 @@ static bool same_ns(int fd, const char *self)
   return fstat(fd, &a) == 0 && stat(self, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-/* The helper's process: detached from the caller's session and fds, stdio on /dev/null. */
+/* rootlessrt-net: $ROOTLESSRT_NET_HELPER, else beside this binary (the build tree, or a bin
+ * directory it was installed to with it), else where `make install` puts it. */
+static char *helper_path(void)
+{
+  const char *env = getenv("ROOTLESSRT_NET_HELPER");
+  if (env && *env)
+    return xstrdup(env);
+  char self[PATH_MAX];
+  const char *exe = getenv(RRT_EXE_ENV); /* a sealed copy's original */
+  ssize_t len = -1;
+  if (exe && exe[0] == '/' && strlen(exe) < sizeof(self)) {
+    strcpy(self, exe);
+    len = (ssize_t)strlen(self);
+  } else {
+    len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (len > 0)
+      self[len] = '\0';
+  }
+  char *slash = len > 0 && self[0] == '/' ? strrchr(self, '/') : NULL;
+  if (slash) {
+    *slash = '\0';
+    char *beside = xasprintf("%s/rootlessrt-net", self);
+    if (access(beside, X_OK) == 0)
+      return beside;
+    free(beside);
+  }
+  return xstrdup(RRT_LIBEXECDIR "/rootlessrt-net");
+}
+
+static __attribute__((noreturn)) void helper_failed(int ready_fd, int e, const char *path)
+{
+  char buf[PATH_MAX + 128];
+  int n = snprintf(buf, sizeof(buf), "E%d network helper %s: %s", e, path, strerror(e));
+  if (n > 0)
+    (void)!write(ready_fd, buf, (size_t)n);
+  _exit(1);
+}
+
+/* The helper's process: detached from the caller's session and fds, stdio on /dev/null, then
+ * rootlessrt-net. libslirp and GLib are that program's; the runtime never maps them. */
 static __attribute__((noreturn)) void become_helper(int ready_fd, int userns_fd, int netns_fd,
                                                     int pidfd, const struct rrt_net_config *cfg)
 {
@@ -78,7 +120,33 @@ static __attribute__((noreturn)) void become_helper(int ready_fd, int userns_fd,
   pid_t self = getpid();
   if (chdir("/") < 0 || rrt_write_all(ready_fd, &self, sizeof(self)) < 0)
     _exit(1);
-  net_helper_main(ready_fd, userns_fd, netns_fd, pidfd, cfg);
+  for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+    if (keep[i] >= 0 && fcntl(keep[i], F_SETFD, 0) < 0)
+      helper_failed(ready_fd, errno, "(its descriptors)");
+  char *path = helper_path();
+  char **argv = xcalloc(13 + cfg->n_ports + 1, sizeof(char *));
+  size_t n = 0;
+  argv[n++] = path;
+  argv[n++] = RRT_VERSION "-" RRT_COMMIT;
+  for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+    argv[n++] = xasprintf("%d", keep[i] >= 0 ? keep[i] : -1);
+  const char *flags = rrt_log_fd() < 0 ? "-"
+                      : rrt_log_json() ? (rrt_log_debug_enabled() ? "jd" : "j")
+                                       : (rrt_log_debug_enabled() ? "d" : "-");
+  argv[n++] = xstrdup(flags);
+  argv[n++] = xasprintf("%u", cfg->mtu);
+  argv[n++] = xstrdup(cfg->ipv6 ? "1" : "0");
+  argv[n++] = xstrdup(cfg->host_loopback ? "1" : "0");
+  argv[n++] = xstrdup(cfg->ports_via_slirp ? "1" : "0");
+  argv[n++] = xstrdup(cfg->cidr);
+  for (size_t i = 0; i < cfg->n_ports; i++) {
+    const struct rrt_port *p = &cfg->ports[i];
+    argv[n++] = xasprintf("%s:%u:%u:%s", p->proto == IPPROTO_UDP ? "udp" : "tcp", p->host_port,
+                          p->container_port, p->host_ip);
+  }
+  argv[n] = NULL;
+  execv(path, argv);
+  helper_failed(ready_fd, errno, path);
 }
 
 /* Reads the helper's "ok" or "E<errno> <message>" until it closes the pipe. */

@@ -32,6 +32,20 @@ int rrt_log_init(const char *file, bool json, bool debug)
   return 0;
 }
 
+void rrt_log_init_fd(int fd, bool json, bool debug)
+{
+  log_json = json;
+  log_debug = debug;
+  if (log_fd >= 0 && log_fd != fd)
+    close(log_fd);
+  log_fd = fd;
+}
+
+bool rrt_log_json(void)
+{
+  return log_json;
+}
+
 bool rrt_log_debug_enabled(void)
 {
   return log_debug;

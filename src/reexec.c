@@ -62,6 +62,14 @@ int rrt_reexec_sealed(char **argv, struct rrt_error *err)
   }
   if (fcntl(mfd, F_ADD_SEALS, SEALS) < 0)
     return rrt_error_errno(err, "seal the memfd");
+  /* The copy's /proc/self/exe names the memfd: where the binary is stays known for what is
+   * found beside it (the network helper, rootlessrt-net). */
+  char self[4096];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (len > 0 && self[0] == '/') {
+    self[len] = '\0';
+    setenv(RRT_EXE_ENV, self, 1);
+  }
   fexecve(mfd, argv, environ);
   return rrt_error_errno(err, "fexecve the sealed copy");
 }

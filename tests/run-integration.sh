@@ -74,6 +74,10 @@ cleanup() {
 trap 'cleanup; cgroup_cleanup' EXIT
 mkdir -p "$work/bin" "$work/logs" "$work/root" "$work/tmp"
 { cp "$runtime" "$work/bin/" && cp "$probe" "$work/bin/rrt-probe"; } || die "cannot copy binaries"
+# The network helper goes beside the runtime, where the runtime looks for it.
+if [ -x "$(dirname "$runtime")/rootlessrt-net" ]; then
+  cp "$(dirname "$runtime")/rootlessrt-net" "$work/bin/" || die "cannot copy rootlessrt-net"
+fi
 # Other test helpers (tests/helper/NAME.c) built next to the probe go along with it.
 for h in "$repo"/tests/helper/*.c; do
   h=$(basename "$h" .c)

@@ -9,11 +9,14 @@ enum rrt_log_level { RRT_LOG_ERROR, RRT_LOG_WARNING, RRT_LOG_INFO, RRT_LOG_DEBUG
 /* Configured once by main(): file may be NULL (stderr only); json selects
  * {"level":..,"msg":..,"time":..} lines as conmon/podman parse them. */
 int rrt_log_init(const char *file, bool json, bool debug);
+/* The same with the log file already open (the network helper inherits it). */
+void rrt_log_init_fd(int fd, bool json, bool debug);
 void rrt_log(enum rrt_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define rrt_warn(...) rrt_log(RRT_LOG_WARNING, __VA_ARGS__)
 #define rrt_info(...) rrt_log(RRT_LOG_INFO, __VA_ARGS__)
 #define rrt_debug(...) rrt_log(RRT_LOG_DEBUG, __VA_ARGS__)
 bool rrt_log_debug_enabled(void);
+bool rrt_log_json(void);
 /* The log file's fd (O_APPEND, O_CLOEXEC) or -1: hooks' output goes there. */
 int rrt_log_fd(void);
 

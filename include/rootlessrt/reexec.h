@@ -21,4 +21,7 @@ int rrt_reexec_sealed(char **argv, struct rrt_error *err);
 /* True when /proc/self/exe is a sealed memfd. */
 int rrt_exe_is_sealed(void);
 
+/* The binary's own path, set in the environment of the sealed copy. */
+#define RRT_EXE_ENV "_ROOTLESSRT_EXE"
+
 #endif

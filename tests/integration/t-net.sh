@@ -99,6 +99,15 @@ nothing_left "$id" "$b_info"
 
 # ---------------------------------------------------------------- bad specs and options
 
+# The helper program (rootlessrt-net, beside the runtime or in libexec) missing: create says so.
+id=$(new_id nohelper)
+run env ROOTLESSRT_NET_HELPER=/nonexistent/rootlessrt-net "$RRT" --root "$RRT_ROOT" run \
+  --network slirp -b "$b_info" "$id"
+is "$rc" 1 "a missing network helper fails run"
+like "$err" 'network helper /nonexistent/rootlessrt-net: No such file or directory' \
+  "the error names the helper and why: $err"
+nothing_left "$id" "$b_info"
+
 b_bad=$(mkbundle bad true)
 bad_spec() { # bad_spec SPEC ERE NAME
   local bid
@@ -164,7 +173,7 @@ like "$helper" '^[1-9][0-9]*$' "the state names the network helper"
 srv_init=$(jq -r .pid "$RRT_ROOT/$srv/state.json")
 has_line "$(cat "/proc/$helper/maps" 2>&1)" '/libslirp\.so\.0' "the helper has libslirp loaded"
 maps=$(cat "/proc/$srv_init/maps" 2>&1)
-has_line "$maps" '/libc\.so' "init's maps are readable (the runtime's code, not yet exec'd)"
+has_line "$maps" 'rootlessrt' "init's maps are readable (the runtime's code, not yet exec'd)"
 if grep -qE 'libslirp|libglib' <<<"$maps"; then
   fail "init maps neither libslirp nor GLib" "$(grep -E 'libslirp|libglib' <<<"$maps" | head -n 2)"
 else

@@ -43,6 +43,8 @@ if [ "${1:-}" != __user ]; then
   chmod 0755 "$stage"
   cp "$runtime" "$stage/rootlessrt" && cp "$here/bench-net.sh" "$here/net-helper.py" \
     "$here/../../contrib/mkbundle.sh" "$stage/" || die "cannot copy to $stage"
+  # The network helper program, found beside the runtime.
+  cp "$(dirname "$runtime")/rootlessrt-net" "$stage/" || die "no rootlessrt-net beside $runtime"
   chmod -R a+rX "$stage"
   mkdir "$stage/work"
   as_user=()

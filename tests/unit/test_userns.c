@@ -580,6 +580,7 @@ static void test_user_name(void)
   is_str(name, me ? me->pw_name : NULL, "rrt_user_name agrees with getpwuid for uid %u",
          (unsigned)getuid());
   ok(rrt_user_name(getuid()) == name, "and is remembered");
+  ok(rrt_user_name(3999999) == NULL, "a uid nobody has: no name (getent asked, said nothing)");
 }
 
 int main(void)
