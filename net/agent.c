@@ -26,21 +26,9 @@ int net_send_status(int sock, int fd, const struct rrt_error *err)
   cleanup_free char *text =
       err ? xasprintf("E%d %s", err->errnum, rrt_error_msg(err)) : xstrdup("ok");
   struct iovec iov = {.iov_base = text, .iov_len = strlen(text)};
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } u;
+  union rrt_fd_cmsg u;
   struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-  if (!err && fd >= 0) {
-    memset(&u, 0, sizeof(u));
-    msg.msg_control = u.buf;
-    msg.msg_controllen = sizeof(u.buf);
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-  }
+  rrt_msg_attach_fd(&msg, &u, err ? -1 : fd);
   ssize_t n;
   do
     n = sendmsg(sock, &msg, MSG_NOSIGNAL);
@@ -51,13 +39,10 @@ int net_send_status(int sock, int fd, const struct rrt_error *err)
 int net_recv_status(int sock, int *fd, struct rrt_error *err)
 {
   char text[1024];
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } u;
+  union rrt_fd_cmsg u;
   struct iovec iov = {.iov_base = text, .iov_len = sizeof(text) - 1};
-  struct msghdr msg = {
-      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+  rrt_msg_expect_fd(&msg, &u);
   ssize_t n;
   do
     n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
@@ -67,10 +52,7 @@ int net_recv_status(int sock, int *fd, struct rrt_error *err)
   if (n == 0)
     return rrt_error_set(err, 0, "ns agent: exited unexpectedly");
   text[n] = '\0';
-  int got = -1;
-  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
-    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-      memcpy(&got, CMSG_DATA(cm), sizeof(int));
+  int got = rrt_msg_fd(&msg);
   if (strcmp(text, "ok") == 0) {
     if (fd)
       *fd = got;

@@ -59,11 +59,13 @@ int main(int argc, char **argv)
   if (argc >= 3 && num(argv[2], 0, 1 << 20, &fds[0]) == 0)
     ready = (int)fds[0];
   if (argc < 13)
-    return fail(ready, EINVAL, "network helper: started without its arguments (it is run by rootlessrt)");
+    return fail(ready, EINVAL,
+                "network helper: started without its arguments (it is run by rootlessrt)");
   if (strcmp(argv[1], RRT_VERSION "-" RRT_COMMIT) != 0) {
     char msg[256];
-    snprintf(msg, sizeof(msg), "network helper %s is version %s, rootlessrt is %s: install both together",
-             argv[0], RRT_VERSION "-" RRT_COMMIT, argv[1]);
+    snprintf(msg, sizeof(msg),
+             "network helper %s is version %s, rootlessrt is %s: install both together", argv[0],
+             RRT_VERSION "-" RRT_COMMIT, argv[1]);
     return fail(ready, EINVAL, msg);
   }
   for (int i = 0; i < 5; i++)

@@ -540,19 +540,10 @@ static int send_listener(int sock, int listener, const char *payload, const char
                          struct rrt_error *err)
 {
   size_t len = strlen(payload), sent = 0;
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } ctl;
-  memset(&ctl, 0, sizeof(ctl));
+  union rrt_fd_cmsg ctl;
   struct iovec iov = {.iov_base = (void *)payload, .iov_len = len};
-  struct msghdr msg = {
-      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
-  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &listener, sizeof(int));
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+  rrt_msg_attach_fd(&msg, &ctl, listener);
   ssize_t w;
   do
     w = sendmsg(sock, &msg, MSG_NOSIGNAL);

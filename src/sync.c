@@ -38,20 +38,8 @@ int rrt_sync_send_fd(int fd, enum rrt_sync_type type, int64_t value, const char 
   struct wire_header h = {.type = type, .len = (uint32_t)len, .value = value};
   struct iovec iov[2] = {{&h, sizeof(h)}, {(void *)payload, len}};
   struct msghdr m = {.msg_iov = iov, .msg_iovlen = len ? 2 : 1};
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } ctl;
-  if (pass_fd >= 0) {
-    memset(&ctl, 0, sizeof(ctl));
-    m.msg_control = ctl.buf;
-    m.msg_controllen = sizeof(ctl.buf);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-  }
+  union rrt_fd_cmsg ctl;
+  rrt_msg_attach_fd(&m, &ctl, pass_fd);
   ssize_t r;
   do
     r = sendmsg(fd, &m, MSG_NOSIGNAL);
@@ -89,25 +77,16 @@ int rrt_sync_recv(int fd, struct rrt_sync_msg *msg, struct rrt_error *err)
   bool bad = total < sizeof(h) || h.len != total - sizeof(h) || h.len > RRT_SYNC_MAX_PAYLOAD;
   cleanup_free char *data = bad ? NULL : xmalloc((size_t)h.len + 1);
   struct iovec iov[2] = {{&h, sizeof(h)}, {data, data ? h.len : 0}};
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } ctl;
-  struct msghdr m = {.msg_iov = iov,
-                     .msg_iovlen = data ? 2 : 1,
-                     .msg_control = ctl.buf,
-                     .msg_controllen = sizeof(ctl.buf)};
+  union rrt_fd_cmsg ctl;
+  struct msghdr m = {.msg_iov = iov, .msg_iovlen = data ? 2 : 1};
+  rrt_msg_expect_fd(&m, &ctl);
   /* Read even a bad one: it must not stay queued. */
   do
     r = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
   while (r < 0 && errno == EINTR);
   if (r < 0)
     return rrt_error_errno(err, "sync: receive");
-  cleanup_close int passed = -1;
-  for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-        c->cmsg_len >= CMSG_LEN(sizeof(int)) && passed < 0)
-      memcpy(&passed, CMSG_DATA(c), sizeof(int));
+  cleanup_close int passed = rrt_msg_fd(&m);
   if (bad)
     return rrt_error_set(err, EPROTO, "sync: %s",
                          total < sizeof(h) ? "short message" : "bad message length");
@@ -126,10 +105,13 @@ int rrt_sync_recv(int fd, struct rrt_sync_msg *msg, struct rrt_error *err)
   return 0;
 }
 
-int rrt_sync_expect(int fd, enum rrt_sync_type type, int64_t *value, char **payload,
-                    struct rrt_error *err)
+/* One message of the given type; its value, payload and descriptor to whichever asks. */
+static int expect(int fd, enum rrt_sync_type type, int64_t *value, char **payload, int *passed,
+                  struct rrt_error *err)
 {
   struct rrt_sync_msg m;
+  if (passed)
+    *passed = -1;
   if (rrt_sync_recv(fd, &m, err) < 0)
     return -1;
   if (m.type != (uint32_t)type) {
@@ -141,8 +123,22 @@ int rrt_sync_expect(int fd, enum rrt_sync_type type, int64_t *value, char **payl
     *value = m.value;
   if (payload)
     *payload = steal_ptr(&m.data);
+  if (passed)
+    *passed = steal_fd(&m.fd);
   rrt_sync_msg_free(&m);
   return 0;
+}
+
+int rrt_sync_expect(int fd, enum rrt_sync_type type, int64_t *value, char **payload,
+                    struct rrt_error *err)
+{
+  return expect(fd, type, value, payload, NULL, err);
+}
+
+int rrt_sync_expect_fd(int fd, enum rrt_sync_type type, int64_t *value, int *passed,
+                       struct rrt_error *err)
+{
+  return expect(fd, type, value, NULL, passed, err);
 }
 
 void rrt_sync_msg_free(struct rrt_sync_msg *msg)
@@ -152,23 +148,4 @@ void rrt_sync_msg_free(struct rrt_sync_msg *msg)
   if (msg->fd >= 0)
     close(msg->fd);
   msg->fd = -1;
-}
-
-int rrt_sync_expect_fd(int fd, enum rrt_sync_type type, int64_t *value, int *passed,
-                       struct rrt_error *err)
-{
-  struct rrt_sync_msg m;
-  *passed = -1;
-  if (rrt_sync_recv(fd, &m, err) < 0)
-    return -1;
-  if (m.type != (uint32_t)type) {
-    rrt_sync_msg_free(&m);
-    return rrt_error_set(err, EPROTO, "sync: expected %s, got %s", type_name(type),
-                         type_name(m.type));
-  }
-  if (value)
-    *value = m.value;
-  *passed = steal_fd(&m.fd);
-  rrt_sync_msg_free(&m);
-  return 0;
 }

@@ -18,16 +18,10 @@
 
 int rrt_send_fd(int sock, int fd, const char *name, struct rrt_error *err)
 {
-  char cbuf[CMSG_SPACE(sizeof(int))];
-  memset(cbuf, 0, sizeof(cbuf));
+  union rrt_fd_cmsg ctl;
   struct iovec iov = {(void *)name, strlen(name)};
-  struct msghdr m = {
-      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
-  struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &fd, sizeof(int));
+  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+  rrt_msg_attach_fd(&m, &ctl, fd);
   ssize_t r;
   do
     r = sendmsg(sock, &m, MSG_NOSIGNAL);
@@ -40,20 +34,19 @@ int rrt_send_fd(int sock, int fd, const char *name, struct rrt_error *err)
 int rrt_recv_fd(int sock, int *fd, struct rrt_error *err)
 {
   char name[256];
-  char cbuf[CMSG_SPACE(sizeof(int))];
+  union rrt_fd_cmsg ctl;
   struct iovec iov = {name, sizeof(name)};
-  struct msghdr m = {
-      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+  rrt_msg_expect_fd(&m, &ctl);
   ssize_t r;
   do
     r = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
   while (r < 0 && errno == EINTR);
   if (r < 0)
     return rrt_error_errno(err, "receive the pty master");
-  struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-  if (r == 0 || !c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+  *fd = r > 0 ? rrt_msg_fd(&m) : -1;
+  if (*fd < 0)
     return rrt_error_msgf(err, EPIPE, "the container process did not send its pty master");
-  memcpy(fd, CMSG_DATA(c), sizeof(int));
   return 0;
 }
 

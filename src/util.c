@@ -493,3 +493,35 @@ const char *rrt_user_name(uid_t uid)
   cached_uid = uid;
   return cached;
 }
+
+void rrt_msg_attach_fd(struct msghdr *m, union rrt_fd_cmsg *ctl, int fd)
+{
+  if (fd < 0)
+    return;
+  memset(ctl, 0, sizeof(*ctl));
+  m->msg_control = ctl->buf;
+  m->msg_controllen = sizeof(ctl->buf);
+  struct cmsghdr *c = CMSG_FIRSTHDR(m);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(c), &fd, sizeof(int));
+}
+
+void rrt_msg_expect_fd(struct msghdr *m, union rrt_fd_cmsg *ctl)
+{
+  m->msg_control = ctl->buf;
+  m->msg_controllen = sizeof(ctl->buf);
+}
+
+int rrt_msg_fd(struct msghdr *m)
+{
+  int fd = -1;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+        c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+      memcpy(&fd, CMSG_DATA(c), sizeof(int));
+      break;
+    }
+  return fd;
+}

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "rootlessrt/error.h"
@@ -92,6 +93,18 @@ int rrt_wait_reaping(pid_t pid);
 const char *rrt_user_name(uid_t uid);
 /* The same, from the text of a passwd file (for tests): malloc'd, or NULL. */
 char *rrt_passwd_lookup(const char *text, uid_t uid);
+
+/* One descriptor in a message's control data (SCM_RIGHTS). */
+union rrt_fd_cmsg {
+  char buf[CMSG_SPACE(sizeof(int))];
+  struct cmsghdr align;
+};
+/* Attaches fd to m, with ctl as its control buffer; fd < 0 attaches nothing. */
+void rrt_msg_attach_fd(struct msghdr *m, union rrt_fd_cmsg *ctl, int fd);
+/* Makes ctl m's control buffer for receiving one descriptor. */
+void rrt_msg_expect_fd(struct msghdr *m, union rrt_fd_cmsg *ctl);
+/* The descriptor a received m carries (the first one), or -1. */
+int rrt_msg_fd(struct msghdr *m);
 
 /* Signal names: "TERM", "SIGTERM", "15", "sigkill". -1 when unknown. */
 int rrt_signal_parse(const char *s);

@@ -2,6 +2,7 @@
 #ifndef RRT_TAP_H
 #define RRT_TAP_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +37,19 @@ static int tap_n, tap_failed;
     if (is_a_ != is_b_)                                                                            \
       printf("#   got: %lld\n#   expected: %lld\n", is_a_, is_b_);                                 \
   } while (0)
+
+/* Open descriptors of this process (with the one opendir adds): for "nothing leaked" checks. */
+static inline int tap_count_fds(void)
+{
+  int n = 0;
+  DIR *d = opendir("/proc/self/fd");
+  if (!d)
+    return -1;
+  while (readdir(d))
+    n++;
+  closedir(d);
+  return n;
+}
 
 static inline int tap_done(void)
 {

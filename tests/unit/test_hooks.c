@@ -103,18 +103,6 @@ static pid_t read_pid(const char *path)
   return s ? (pid_t)atoi(s) : -1;
 }
 
-static int count_fds(void)
-{
-  int n = 0;
-  DIR *d = opendir("/proc/self/fd");
-  if (!d)
-    return -1;
-  while (readdir(d))
-    n++;
-  closedir(d);
-  return n;
-}
-
 /* rrt_hooks_run must leave no child behind: no zombie, no survivor. */
 static bool no_children(void)
 {
@@ -400,7 +388,7 @@ int main(void)
   }
   cleanup_free char *log_path = tmp_path("runtime.log");
   rrt_log_init(log_path, false, false);
-  int fds_before = count_fds();
+  int fds_before = tap_count_fds();
 
   test_stdin_args_env();
   test_failures();
@@ -409,7 +397,7 @@ int main(void)
   test_fds_and_log(log_path);
 
   ok(no_children(), "no zombie or leftover child after all runs");
-  is_int(count_fds(), fds_before, "no fd leaked by rrt_hooks_run");
+  is_int(tap_count_fds(), fds_before, "no fd leaked by rrt_hooks_run");
 
   cleanup_free char *rm = xasprintf("rm -rf '%s'", tmpdir);
   if (system(rm) != 0)

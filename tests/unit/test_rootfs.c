@@ -256,18 +256,6 @@ static bool host_node(const char *path, unsigned maj, unsigned min)
          minor(st.st_rdev) == min;
 }
 
-static int count_fds(void)
-{
-  DIR *d = opendir("/proc/self/fd");
-  if (!d)
-    return -1;
-  int n = 0;
-  while (readdir(d))
-    n++;
-  closedir(d);
-  return n;
-}
-
 static void expect_prepare_error(const char *rootfs, struct rrt_spec *spec, const char *want,
                                  const char *name)
 {
@@ -483,7 +471,7 @@ static void in_namespace(bool userns)
                                .console_slave_fd = -1,
                                .resolv_conf = resolv};
   struct rrt_error err = RRT_ERROR_INIT;
-  int fds_before = count_fds();
+  int fds_before = tap_count_fds();
   const char *mode = userns ? "as an unprivileged user in a user namespace" : "as real root";
 
   int r = rrt_rootfs_prepare(&ctx, &err);
@@ -512,7 +500,8 @@ static void in_namespace(bool userns)
     diag("%s", rrt_error_msg(&err));
     return;
   }
-  report(count_fds() == fds_before, "prepare/pivot/finalize leak no fds (%d before)", fds_before);
+  report(tap_count_fds() == fds_before, "prepare/pivot/finalize leak no fds (%d before)",
+         fds_before);
   checks_after_finalize(userns, kcore, firmware, tun);
 }
 

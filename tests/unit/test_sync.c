@@ -60,18 +60,6 @@ static void big(int s[2])
   rrt_error_clear(&err);
 }
 
-static int count_fds(void)
-{
-  int n = 0;
-  DIR *d = opendir("/proc/self/fd");
-  if (!d)
-    return -1;
-  while (readdir(d))
-    n++;
-  closedir(d);
-  return n;
-}
-
 /* CONTINUE carries init's start socket: one descriptor per message, close-on-exec. */
 static void fds(int s[2])
 {
@@ -94,11 +82,11 @@ static void fds(int s[2])
   ok(rrt_sync_send(s[0], RRT_SYNC_CONTINUE, 0, NULL, &err) == 0, "no descriptor this time");
   ok(rrt_sync_expect_fd(s[1], RRT_SYNC_CONTINUE, NULL, &got, &err) == 0 && got == -1,
      "expect_fd says -1");
-  int before = count_fds();
+  int before = tap_count_fds();
   ok(rrt_sync_send_fd(s[0], RRT_SYNC_NS_READY, 0, NULL, p[0], &err) == 0,
      "a descriptor on a message expected without one");
   ok(rrt_sync_expect(s[1], RRT_SYNC_NS_READY, NULL, NULL, &err) == 0, "is received");
-  is_int(count_fds(), before, "and closed, not leaked");
+  is_int(tap_count_fds(), before, "and closed, not leaked");
   close(p[0]);
   close(p[1]);
   rrt_error_clear(&err);
