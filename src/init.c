@@ -123,6 +123,75 @@ static void restore_cpus(const struct rrt_init_args *ia)
     (void)sched_setaffinity(0, sizeof(ia->cpus), &ia->cpus);
 }
 
+/* Both maps in place: the files have lines once newuidmap and newgidmap wrote them. */
+static bool maps_written(void)
+{
+  const char *files[] = {"/proc/self/uid_map", "/proc/self/gid_map"};
+  for (size_t i = 0; i < 2; i++) {
+    cleanup_free char *text = NULL;
+    if (rrt_read_file(files[i], &text, NULL, NULL) < 0 || !strchr(text, '\n'))
+      return false;
+  }
+  return true;
+}
+
+/*
+ * CONTINUE (with the start socket), then the id maps. The runtime sends the helpers' pidfds
+ * ahead of CONTINUE: once both helpers have exited and the maps are there, init goes on, without
+ * waiting for the runtime to notice and say so. Otherwise (no helpers, or one failed) the
+ * runtime's EOF on the maps pipe says when; its error is the one reported.
+ */
+static int await_continue_and_maps(struct rrt_init_args *ia, struct rrt_error *err)
+{
+  int helpers[2] = {-1, -1};
+  size_t n = 0;
+  int ret = -1;
+  for (;;) {
+    struct rrt_sync_msg m;
+    if (rrt_sync_recv(ia->sync_fd, &m, err) < 0)
+      goto out;
+    if (m.type == RRT_SYNC_HELPER && m.fd >= 0 && n < 2) {
+      helpers[n++] = steal_fd(&m.fd);
+      rrt_sync_msg_free(&m);
+      continue;
+    }
+    if (m.type != RRT_SYNC_CONTINUE || m.fd < 0) {
+      rrt_sync_msg_free(&m);
+      rrt_error_msgf(err, EPROTO, "sync: expected CONTINUE with the start socket");
+      goto out;
+    }
+    ia->listen_fd = steal_fd(&m.fd);
+    rrt_sync_msg_free(&m);
+    break;
+  }
+  size_t exited = 0;
+  while (n > 0 && exited < n) {
+    struct pollfd p[3] = {{.fd = ia->maps_fd, .events = POLLIN},
+                          {.fd = helpers[0], .events = POLLIN},
+                          {.fd = helpers[1], .events = POLLIN}};
+    if (poll(p, 1 + (nfds_t)n, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      break;
+    }
+    if (p[0].revents)
+      break; /* the runtime is done (or gone): the maps pipe decides below */
+    for (size_t i = 0; i < n; i++)
+      if (p[1 + i].revents && helpers[i] >= 0) {
+        close(steal_fd(&helpers[i]));
+        exited++;
+      }
+  }
+  if (n == 0 || exited < n || !maps_written())
+    wait_for_maps(ia->maps_fd);
+  ret = 0;
+out:
+  for (size_t i = 0; i < 2; i++)
+    if (helpers[i] >= 0)
+      close(helpers[i]);
+  return ret;
+}
+
 static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
 {
   int fds[RRT_MAX_JOIN];
@@ -173,7 +242,8 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
   } else if (rrt_sync_send(ia->sync_fd, RRT_SYNC_INIT_PID, getpid(), NULL, err) < 0) {
     goto out;
   }
-  wait_for_maps(ia->maps_fd);
+  if (await_continue_and_maps(ia, err) < 0)
+    goto out;
   close(ia->maps_fd);
   ia->maps_fd = -1;
   if (ia->plan->create && become_root(ia->plan, err) < 0)
@@ -246,12 +316,6 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
                            struct rrt_error *err)
 {
   const struct rrt_spec *spec = ia->spec;
-  int listen_fd = -1;
-  if (rrt_sync_expect_fd(ia->sync_fd, RRT_SYNC_CONTINUE, NULL, &listen_fd, err) < 0)
-    return -1;
-  if (listen_fd < 0)
-    return rrt_error_msgf(err, EPROTO, "sync: CONTINUE came without the start socket");
-  ia->listen_fd = listen_fd;
   if (!has_mount_ns(ia))
     return rrt_error_msgf(err, EINVAL, "linux.namespaces: a mount namespace is required");
   struct rrt_rootfs_ctx rc = {

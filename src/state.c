@@ -169,8 +169,7 @@ static int remove_tree_at(int parent, const char *name, struct rrt_error *err)
     if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
       continue;
     /* A file (state.json, the start socket...) needs no look inside. */
-    if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN &&
-        unlinkat(dirfd(d), de->d_name, 0) == 0)
+    if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN && unlinkat(dirfd(d), de->d_name, 0) == 0)
       continue;
     if (remove_tree_at(dirfd(d), de->d_name, err) < 0) {
       ret = -1;

@@ -18,8 +18,8 @@ struct wire_header {
 
 static const char *type_name(uint32_t t)
 {
-  static const char *names[] = {"?",          "INIT_PID", "CONTINUE", "NS_READY",
-                                "HOOKS_DONE", "CREATED",  "START",    "ERROR"};
+  static const char *names[] = {"?",       "INIT_PID", "CONTINUE", "NS_READY", "HOOKS_DONE",
+                                "CREATED", "START",    "ERROR",    "HELPER"};
   return t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
 }
 

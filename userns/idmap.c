@@ -607,6 +607,16 @@ int rrt_userns_maps_begin(pid_t pid, const struct rrt_userns_plan *plan, struct 
   return 0;
 }
 
+size_t rrt_userns_maps_pids(const struct rrt_maps_job *job, pid_t pids[2])
+{
+  size_t n = 0;
+  if (job && job->gid.child > 0)
+    pids[n++] = job->gid.child;
+  if (job && job->uid.child > 0)
+    pids[n++] = job->uid.child;
+  return n;
+}
+
 int rrt_userns_maps_end(struct rrt_maps_job *job, struct rrt_error *err)
 {
   if (!job)

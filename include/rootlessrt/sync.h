@@ -16,6 +16,7 @@ enum rrt_sync_type {
   RRT_SYNC_CREATED,      /* init -> runtime: pivoted, waiting for start */
   RRT_SYNC_START,        /* start -> init (over the start socket): run the user process */
   RRT_SYNC_ERROR,        /* either way: value = errno, payload = message */
+  RRT_SYNC_HELPER,       /* runtime -> init: a pidfd (attached) of an id-map helper to watch */
 };
 
 #define RRT_SYNC_MAX_PAYLOAD (256 * 1024)

@@ -79,6 +79,8 @@ int rrt_userns_maps_begin(pid_t pid, const struct rrt_userns_plan *plan, struct 
                           struct rrt_error *err);
 int rrt_userns_maps_end(struct rrt_maps_job *job, struct rrt_error *err);
 void rrt_userns_maps_abort(struct rrt_maps_job *job);
+/* The helpers' pids (0 to 2 of them) while they run. */
+size_t rrt_userns_maps_pids(const struct rrt_maps_job *job, pid_t pids[2]);
 
 /* Formats maps as "0 1000 1\n1 100000 65536\n" (malloc'd). */
 char *rrt_idmap_format(const struct rrt_id_mappings *maps);
