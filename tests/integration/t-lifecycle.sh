@@ -164,6 +164,28 @@ is "$(tr -s ' \t' ' ' <<<"$out")" "SigBlk: 0000000000000000"$'\n'"SigIgn: 000000
   "the container's process has no ignored and no blocked signal"
 nothing_left "$id" "$b"
 
+# Spare state directories: delete parks the emptied one in ROOT/.spare, create takes it back.
+b=$(mkbundle spare true)
+id=$(new_id spare)
+run rrt run -b "$b" "$id"
+is "$rc" 0 "run (a state directory to park)"
+ok "after delete, an empty spare state directory waits in the root" \
+  bash -c '[ -d "$1/.spare/0" ] && [ -z "$(ls -A "$1/.spare/0")" ]' sh "$RRT_ROOT"
+ok "and the container's own is gone" test ! -e "$RRT_ROOT/$id"
+run rrt list -q
+is "$out" "" "list does not show the spare"
+echo stale >"$RRT_ROOT/.spare/0/stale"
+id=$(new_id spare2)
+rrt create -b "$b" "$id" >/dev/null 2>&1
+is "$?" 0 "create with a spare that is not empty"
+ok "gets a clean state directory (the stale file is not in it)" test ! -e "$RRT_ROOT/$id/stale"
+run rrt create -b "$b" "$id"
+like "$rc:$err" '^1:.*already exists' "a duplicate id is still refused with spares about"
+rrt delete -f "$id" >/dev/null 2>&1
+n=$(find "$RRT_ROOT/.spare" -mindepth 1 -maxdepth 1 | wc -l)
+ok "spares stay few ($n)" test "$n" -le 4
+nothing_left "$id" "$b"
+
 # The container gets the caller's CPUs: create moves its intermediate and the id-map helpers
 # between CPUs for speed, and must leave nothing of that behind.
 b=$(mkbundle cpus grep "^Cpus_allowed_list:" /proc/self/status)
