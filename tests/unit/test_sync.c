@@ -46,7 +46,9 @@ static void big(int s[2])
   pid_t pid = fork();
   if (pid == 0) {
     struct rrt_error e = RRT_ERROR_INIT;
-    _exit(rrt_sync_send(s[0], RRT_SYNC_HOOKS_DONE, 1, text, &e) == 0 ? 0 : 1);
+    int r = rrt_sync_send(s[0], RRT_SYNC_HOOKS_DONE, 1, text, &e);
+    free(text);
+    _exit(r == 0 ? 0 : 1);
   }
   struct rrt_sync_msg m;
   ok(rrt_sync_recv(s[1], &m, &err) == 0, "a 200 KiB payload is received");
