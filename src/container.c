@@ -489,6 +489,35 @@ created:
   return 0;
 }
 
+/* While newuidmap and newgidmap run: the state directory, init's cgroup, the go-ahead with the
+ * helpers' pidfds, state.json, and HOOKS_DONE when nothing waits for NS_READY. */
+static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
+                             const struct rrt_maps_job *maps, struct rrt_error *err)
+{
+  if (make_state(c, err) < 0 || setup_cgroup(c, init, err) < 0)
+    return -1;
+  /* init watches the helpers itself: it goes on the moment they are done, without a wake-up of
+   * this process in between (on an idle virtual CPU that costs a fifth of a millisecond). */
+  pid_t helpers[2];
+  size_t n_helpers = rrt_userns_maps_pids(maps, helpers);
+  for (size_t i = 0; i < n_helpers; i++) {
+    cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, helpers[i], 0);
+    if (pidfd >= 0 && rrt_sync_send_fd(sync_fd, RRT_SYNC_HELPER, 0, NULL, pidfd, err) < 0)
+      return -1;
+  }
+  if (rrt_sync_send_fd(sync_fd, RRT_SYNC_CONTINUE, 0, NULL, c->listen_fd, err) < 0)
+    return -1;
+  /* Everything state.json holds is known now, but for a network helper yet to start. */
+  if (c->net.mode == RRT_NET_SLIRP)
+    return 0;
+  if (rrt_state_write(c->dirfd, &c->st, err) < 0)
+    return -1;
+  /* Nothing for the runtime to do at NS_READY either: no prestart or createRuntime hook. */
+  if (c->spec->hooks[RRT_HOOK_PRESTART].n == 0 && c->spec->hooks[RRT_HOOK_CREATE_RUNTIME].n == 0)
+    return send_hooks_done(c, sync_fd, err);
+  return 0;
+}
+
 static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *err)
 {
   if (create_prepare(c, err) < 0)
@@ -513,7 +542,7 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   if (c->plan.method == RRT_MAP_HELPERS &&
       sched_getaffinity(0, sizeof(c->init.cpus), &c->init.cpus) == 0 &&
       CPU_COUNT(&c->init.cpus) > 1)
-    c->init.runtime_cpu = sched_getcpu();
+    c->init.runtime_cpu = sched_getcpu(); /* init.c: leave_runtime_cpu */
   PHASE("cloning");
   int flags = SIGCHLD | (c->plan.create ? CLONE_NEWUSER : 0);
   cleanup_pid pid_t child = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
@@ -546,26 +575,7 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   create_init = init;
   if (create_interrupted)
     kill(init, SIGKILL);
-  if (make_state(c, err) < 0 || setup_cgroup(c, init, err) < 0)
-    return -1;
-  /* init watches the helpers itself: it goes on the moment they are done, without a wake-up of
-   * this process in between (on an idle virtual CPU that costs a fifth of a millisecond). */
-  pid_t helpers[2];
-  size_t n_helpers = rrt_userns_maps_pids(maps, helpers);
-  for (size_t i = 0; i < n_helpers; i++) {
-    cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, helpers[i], 0);
-    if (pidfd >= 0 && rrt_sync_send_fd(parent_fd, RRT_SYNC_HELPER, 0, NULL, pidfd, err) < 0)
-      return -1;
-  }
-  if (rrt_sync_send_fd(parent_fd, RRT_SYNC_CONTINUE, 0, NULL, c->listen_fd, err) < 0)
-    return -1;
-  /* Everything state.json holds is known now, but for a network helper yet to start. */
-  if (c->net.mode != RRT_NET_SLIRP && rrt_state_write(c->dirfd, &c->st, err) < 0)
-    return -1;
-  /* Nothing for the runtime to do at NS_READY either: no helper, no prestart or
-   * createRuntime hook. */
-  if (c->net.mode != RRT_NET_SLIRP && c->spec->hooks[RRT_HOOK_PRESTART].n == 0 &&
-      c->spec->hooks[RRT_HOOK_CREATE_RUNTIME].n == 0 && send_hooks_done(c, parent_fd, err) < 0)
+  if (while_helpers_run(c, parent_fd, init, maps, err) < 0)
     return -1;
   int r = rrt_userns_maps_end(steal_ptr(&maps), err);
   if (r < 0)
