@@ -12,7 +12,7 @@
 
 /*
  * Started by rootlessrt (net/start.c, the only caller) as
- *   rootlessrt-net VERSION READY_FD USERNS_FD NETNS_FD PIDFD LOG_FD LOG_FLAGS MTU IPV6
+ *   rootlessrt-net PROTOCOL READY_FD USERNS_FD NETNS_FD PIDFD LOG_FD LOG_FLAGS MTU IPV6
  *                  HOST_LOOPBACK PORTS_VIA_SLIRP CIDR [PROTO:HOSTPORT:CTRPORT:HOSTIP ...]
  * with the descriptors inherited; USERNS_FD and LOG_FD may be -1, LOG_FLAGS is "-", "j", "d" or
  * "jd" (json, debug). Failures go to READY_FD as "E<errno> <message>", as the helper's own do.
@@ -61,11 +61,11 @@ int main(int argc, char **argv)
   if (argc < 13)
     return fail(ready, EINVAL,
                 "network helper: started without its arguments (it is run by rootlessrt)");
-  if (strcmp(argv[1], RRT_VERSION "-" RRT_COMMIT) != 0) {
-    char msg[256];
+  if (strcmp(argv[1], NET_HELPER_PROTOCOL) != 0) {
+    char msg[512];
     snprintf(msg, sizeof(msg),
-             "network helper %s is version %s, rootlessrt is %s: install both together", argv[0],
-             RRT_VERSION "-" RRT_COMMIT, argv[1]);
+             "network helper %s speaks %s, rootlessrt %s: install the two from one release",
+             argv[0], NET_HELPER_PROTOCOL, argv[1]);
     return fail(ready, EINVAL, msg);
   }
   for (int i = 0; i < 5; i++)

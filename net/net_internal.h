@@ -76,6 +76,10 @@ bool net_relay_run_pending(struct net_relay *r);
 void net_relay_reap(struct net_relay *r);
 void net_relay_free(struct net_relay *r);
 
+/* What rootlessrt passes rootlessrt-net on its command line, in this order (helper_main.c);
+ * changing it means a new number, so that a helper of another release refuses to start. */
+#define NET_HELPER_PROTOCOL "rootlessrt-net/1"
+
 /* The helper's body, in the runtime's namespaces; never returns. */
 __attribute__((noreturn)) void net_helper_main(int ready_fd, int userns_fd, int netns_fd,
                                                int init_pidfd, const struct rrt_net_config *cfg);

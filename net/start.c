@@ -63,8 +63,8 @@ static bool same_ns(int fd, const char *self)
   return fstat(fd, &a) == 0 && stat(self, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-/* rootlessrt-net: $ROOTLESSRT_NET_HELPER, else beside this binary (the build tree, or a bin
- * directory it was installed to with it), else where `make install` puts it. */
+/* rootlessrt-net: $ROOTLESSRT_NET_HELPER, else beside this binary, else ../libexec/rootlessrt/
+ * from it, else where this build's `make install` puts it. */
 static char *helper_path(void)
 {
   const char *env = getenv("ROOTLESSRT_NET_HELPER");
@@ -84,10 +84,14 @@ static char *helper_path(void)
   char *slash = len > 0 && self[0] == '/' ? strrchr(self, '/') : NULL;
   if (slash) {
     *slash = '\0';
-    char *beside = xasprintf("%s/rootlessrt-net", self);
-    if (access(beside, X_OK) == 0)
-      return beside;
-    free(beside);
+    /* Beside it (a build tree), or PREFIX/libexec for PREFIX/bin, whatever PREFIX was. */
+    const char *rel[] = {"rootlessrt-net", "../libexec/rootlessrt/rootlessrt-net"};
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+      char *p = xasprintf("%s/%s", self, rel[i]);
+      if (access(p, X_OK) == 0)
+        return p;
+      free(p);
+    }
   }
   return xstrdup(RRT_LIBEXECDIR "/rootlessrt-net");
 }
@@ -127,7 +131,7 @@ static __attribute__((noreturn)) void become_helper(int ready_fd, int userns_fd,
   char **argv = xcalloc(13 + cfg->n_ports + 1, sizeof(char *));
   size_t n = 0;
   argv[n++] = path;
-  argv[n++] = RRT_VERSION "-" RRT_COMMIT;
+  argv[n++] = NET_HELPER_PROTOCOL;
   for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
     argv[n++] = xasprintf("%d", keep[i] >= 0 ? keep[i] : -1);
   const char *flags = rrt_log_fd() < 0 ? "-"
