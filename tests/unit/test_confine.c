@@ -435,6 +435,19 @@ static int probe_socket(int out)
   return 0;
 }
 
+/* Compiles sc, loads it in a child that tries socket() for three families, compares. */
+static void check_socket_filter(const struct rrt_seccomp *sc, const char *what, const char *want,
+                                const char *name)
+{
+  char *out = NULL;
+  struct rrt_seccomp_filter *f = compile_ok(sc, NULL, what);
+  struct probe p = {f, sc, probe_socket};
+  in_child(load_child, &p, &out);
+  is_str(out, want, "%s", name);
+  free(out);
+  rrt_seccomp_filter_free(f);
+}
+
 static void test_seccomp_basic(void)
 {
   char *out = NULL;
@@ -480,24 +493,16 @@ static void test_seccomp_basic(void)
                                              .n_args = 1}};
   struct rrt_seccomp as = {
       .default_action = "SCMP_ACT_ALLOW", .syscalls = deny_inet, .n_syscalls = 1};
-  f = compile_ok(&as, NULL, "socket(AF_INET) arg filter");
-  p = (struct probe){f, &as, probe_socket};
-  in_child(load_child, &p, &out);
-  is_str(out, "inet=EACCES inet6=ok unix=ok", "seccomp: only socket(AF_INET) gets EACCES");
-  free(out);
-  rrt_seccomp_filter_free(f);
+  check_socket_filter(&as, "socket(AF_INET) arg filter", "inet=EACCES inet6=ok unix=ok",
+                      "seccomp: only socket(AF_INET) gets EACCES");
 
   /* Two comparisons of the same argument are ORed (one rule each). */
   struct rrt_seccomp_arg both[] = {{.index = 0, .value = AF_INET, .op = "SCMP_CMP_EQ"},
                                    {.index = 0, .value = AF_INET6, .op = "SCMP_CMP_EQ"}};
   deny_inet[0].args = both;
   deny_inet[0].n_args = 2;
-  f = compile_ok(&as, NULL, "same-index args");
-  p = (struct probe){f, &as, probe_socket};
-  in_child(load_child, &p, &out);
-  is_str(out, "inet=EACCES inet6=EACCES unix=ok", "seccomp: same-index args are ORed");
-  free(out);
-  rrt_seccomp_filter_free(f);
+  check_socket_filter(&as, "same-index args", "inet=EACCES inet6=EACCES unix=ok",
+                      "seccomp: same-index args are ORed");
 
   /* MASKED_EQ: value is the mask, valueTwo the datum (SOCK_STREAM=1). */
   struct rrt_seccomp_arg masked[] = {
@@ -505,12 +510,8 @@ static void test_seccomp_basic(void)
       {.index = 0, .value = AF_UNIX, .op = "SCMP_CMP_EQ"}};
   deny_inet[0].args = masked;
   deny_inet[0].n_args = 2;
-  f = compile_ok(&as, NULL, "masked_eq args");
-  p = (struct probe){f, &as, probe_socket};
-  in_child(load_child, &p, &out);
-  is_str(out, "inet=ok inet6=ok unix=EACCES", "seccomp: different-index args are ANDed");
-  free(out);
-  rrt_seccomp_filter_free(f);
+  check_socket_filter(&as, "masked_eq args", "inet=ok inet6=ok unix=EACCES",
+                      "seccomp: different-index args are ANDed");
 }
 
 static void test_seccomp_errors(void)
