@@ -515,27 +515,31 @@ static bool write_proc(const char *file, const char *content)
   return done;
 }
 
+/* New mount and pid namespaces, the test in their pid 1; exits with its status. */
+static __attribute__((noreturn)) void run_as_pid1(bool userns)
+{
+  if (unshare(CLONE_NEWNS | CLONE_NEWPID) < 0) {
+    dprintf(report_fd, "X mount/pid namespaces unavailable: %s\n", strerror(errno));
+    _exit(0);
+  }
+  pid_t pid = fork();
+  must(pid >= 0, "fork");
+  if (pid == 0) {
+    in_namespace(userns);
+    dprintf(report_fd, "D\n");
+    _exit(0);
+  }
+  int status;
+  must(waitpid(pid, &status, 0) == pid, "waitpid");
+  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
 /* The first child: drop to nobody, become root of a fresh user namespace,
  * then a pid-1 grandchild in new mount and pid namespaces runs the test. */
 static void child(bool userns)
 {
-  if (!userns) {
-    /* Real root: only new mount and pid namespaces, no fallbacks needed. */
-    if (unshare(CLONE_NEWNS | CLONE_NEWPID) < 0) {
-      dprintf(report_fd, "X mount/pid namespaces unavailable: %s\n", strerror(errno));
-      _exit(0);
-    }
-    pid_t pid = fork();
-    must(pid >= 0, "fork");
-    if (pid == 0) {
-      in_namespace(false);
-      dprintf(report_fd, "D\n");
-      _exit(0);
-    }
-    int status;
-    must(waitpid(pid, &status, 0) == pid, "waitpid");
-    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-  }
+  if (!userns) /* real root: only new mount and pid namespaces, no fallbacks needed */
+    run_as_pid1(false);
   if (geteuid() == 0) {
     must(setgroups(0, NULL) == 0, "setgroups");
     must(setresgid(NOBODY, NOBODY, NOBODY) == 0, "setresgid");
@@ -555,20 +559,7 @@ static void child(bool userns)
   must(write_proc("/proc/self/uid_map", map), "uid_map");
   snprintf(map, sizeof(map), "0 %u 1", (unsigned)gid);
   must(write_proc("/proc/self/gid_map", map), "gid_map");
-  if (unshare(CLONE_NEWNS | CLONE_NEWPID) < 0) {
-    dprintf(report_fd, "X mount/pid namespaces unavailable: %s\n", strerror(errno));
-    _exit(0);
-  }
-  pid_t pid = fork();
-  must(pid >= 0, "fork");
-  if (pid == 0) {
-    in_namespace(true);
-    dprintf(report_fd, "D\n");
-    _exit(0);
-  }
-  int status;
-  must(waitpid(pid, &status, 0) == pid, "waitpid");
-  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  run_as_pid1(true);
 }
 
 static void run_child(bool userns)
