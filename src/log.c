@@ -1,4 +1,4 @@
-/* log.c: error and warning output to stderr and to the --log file. */
+/* log.c: the runtime's messages: errors on stderr, everything in the --log file when given. */
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -102,9 +102,11 @@ void rrt_log(enum rrt_log_level level, const char *fmt, ...)
     abort();
   va_end(ap);
 
-  /* Errors and warnings always reach the person at the terminal; info and
-   * debug go there only when no log file takes them. */
-  if (level <= RRT_LOG_WARNING || log_fd < 0) {
+  /* With --log, only errors also go to stderr, as runc does: at create an
+   * engine's runtime stderr is the container's own stderr (containerd's shim,
+   * conmon), so a warning there would become a line of the container's log.
+   * Without a log file, stderr takes everything. */
+  if (level == RRT_LOG_ERROR || log_fd < 0) {
     char *line = xasprintf("rootlessrt: %s%s\n",
                            level == RRT_LOG_ERROR     ? ""
                            : level == RRT_LOG_WARNING ? "warning: "

@@ -75,7 +75,7 @@ static void usage(FILE *out)
   fprintf(out, "  help     help VERB: the flags of a verb\n\n"
                "Global flags:\n"
                "  --root DIR              state directory (default $XDG_RUNTIME_DIR/rootlessrt)\n"
-               "  --log FILE              also log to FILE\n"
+               "  --log FILE              log to FILE (then only errors also go to stderr)\n"
                "  --log-format text|json  format of the --log lines\n"
                "  --debug                 log debug messages\n"
                "  --rootless true|false|auto   accepted for runc compatibility\n"

@@ -6,7 +6,8 @@
 
 enum rrt_log_level { RRT_LOG_ERROR, RRT_LOG_WARNING, RRT_LOG_INFO, RRT_LOG_DEBUG };
 
-/* Configured once by main(): file may be NULL (stderr only); json selects
+/* Configured once by main(): file may be NULL (stderr only); with a file, only
+ * errors also go to stderr (as runc). json selects
  * {"level":..,"msg":..,"time":..} lines as conmon/podman parse them. */
 int rrt_log_init(const char *file, bool json, bool debug);
 /* The same with the log file already open (the network helper inherits it). */
