@@ -29,6 +29,7 @@
 #include "rootlessrt/net.h"
 #include "rootlessrt/state.h"
 #include "rootlessrt/sync.h"
+#include "rootlessrt/sysctl.h"
 #include "rootlessrt/terminal_proxy.h"
 #include "rootlessrt/userns.h"
 #include "rootlessrt/util.h"
@@ -397,6 +398,12 @@ static int create_prepare(struct create_ctx *c, struct rrt_error *err)
                            c->o->n_net_opts, &c->net, err) < 0)
     return -1;
   if (plan_namespaces(c, err) < 0)
+    return -1;
+  struct rrt_ns_plan nsp = {.ns_flags = c->init.ns_flags,
+                            .join_types = c->init.join_types,
+                            .join_paths = c->init.join_paths,
+                            .n_join = c->init.n_join};
+  if (rrt_sysctl_check(c->spec, &nsp, err) < 0)
     return -1;
   if (setup_userns_plan(c, err) < 0)
     return -1;

@@ -20,6 +20,7 @@
 #include "rootlessrt/net.h"
 #include "rootlessrt/rootfs.h"
 #include "rootlessrt/sync.h"
+#include "rootlessrt/sysctl.h"
 #include "rootlessrt/util.h"
 
 #include <sys/ioctl.h>
@@ -275,22 +276,6 @@ static int set_names(const struct rrt_init_args *ia, struct rrt_error *err)
   return 0;
 }
 
-static int apply_sysctl(const struct rrt_spec *spec, struct rrt_error *err)
-{
-  for (size_t i = 0; i < spec->lnx.n_sysctl; i++) {
-    const struct rrt_kv *kv = &spec->lnx.sysctl[i];
-    if (strstr(kv->key, "..") || kv->key[0] == '/' || kv->key[0] == '.')
-      return rrt_error_msgf(err, EINVAL, "linux.sysctl: invalid key \"%s\"", kv->key);
-    cleanup_free char *path = xasprintf("/proc/sys/%s", kv->key);
-    for (char *p = path + strlen("/proc/sys/"); *p; p++)
-      if (*p == '.')
-        *p = '/';
-    if (rrt_write_file(path, kv->value, strlen(kv->value), O_TRUNC, 0, err) < 0)
-      return rrt_error_wrap(err, "linux.sysctl \"%s\"", kv->key);
-  }
-  return 0;
-}
-
 static void join_session_keyring(bool skip)
 {
   if (skip)
@@ -349,7 +334,7 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
     return -1;
   /* Before finalize: readonlyPaths (podman lists /proc/sys) would make the
    * sysctl files read-only. */
-  if (apply_sysctl(spec, err) < 0)
+  if (rrt_sysctl_apply(spec, err) < 0)
     return -1;
   if (rrt_rootfs_finalize(&rc, err) < 0)
     return -1;

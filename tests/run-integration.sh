@@ -7,6 +7,7 @@
 # RRT_VERBOSE=1 prints every TAP line; RRT_KEEP=1 keeps the work dir; RRT_TEST_USER (rrt-test);
 # RRT_CGROUP_VIEW=unified (root only) runs the tests in a private mount namespace whose
 # /sys/fs/cgroup is a cgroup2 mount (crun refuses a hybrid host layout); RRT_ASAN is passed on.
+# A file with the line "# rrt-test-as: root" runs as root when we are root (see as_root).
 set -u
 
 die() {
@@ -121,7 +122,12 @@ cgroup_cleanup() {
   rmdir "$cg_deleg" 2>/dev/null
 }
 
-# run_as_user LOG ERRLOG ROOT TEST: one test file, as the test user, bounded in time.
+# as_root TEST: the file says "# rrt-test-as: root": it is about what real root does (sysctls,
+# cgroups, devices) and runs as root when we are; otherwise as the user, and it skips with why.
+as_root() { grep -qx '# rrt-test-as: root' "$1"; }
+
+# run_as_user LOG ERRLOG ROOT TEST: one test file, as the test user (or as root, see as_root),
+# bounded in time.
 run_as_user() {
   local log=$1 errlog=$2 root=$3 t=$4
   local -a envs=(
@@ -141,7 +147,7 @@ run_as_user() {
       envs+=(RRT_CGROUP_SKIP="$cg_skip_reason")
     fi
   fi
-  if [ "$mode" = root ]; then
+  if [ "$mode" = root ] && ! as_root "$t"; then
     if [ "${RRT_CGROUP_VIEW:-host}" = unified ] && [ "$(stat -f -c %T /sys/fs/cgroup)" != cgroup2fs ]; then
       pre+=(unshare -m --propagation private sh -c
         'mount -t cgroup2 none /sys/fs/cgroup || exit 3; exec "$@"' sh)
@@ -197,7 +203,7 @@ for t in "${tests[@]}"; do
   errlog=$work/logs/$name.stderr
   root=$work/root/$name
   mkdir -m 0700 "$root"
-  [ "$mode" = root ] && chown "$uid:$gid" "$root"
+  [ "$mode" = root ] && ! as_root "$t" && chown "$uid:$gid" "$root"
   start=$SECONDS
   run_as_user "$log" "$errlog" "$root" "$t"
   status=$?

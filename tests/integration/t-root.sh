@@ -1,0 +1,84 @@
+#!/bin/bash
+# t-root.sh: what real root's containers must not do to the host, each written as the attack:
+# namespaced sysctls without the namespace (the host's value written), a cgroup namespace made
+# before init is in its cgroup, writable cgroup v1 hierarchies. As real root only (run-integration
+# runs this file as root); as anyone else every check skips with the reason.
+# rrt-test-as: root
+# shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
+source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
+
+if [ "$(id -u)" != 0 ] || [ "$(awk 'NR == 1 {print $1, $2, $3}' /proc/self/uid_map)" != "0 0 4294967295" ]; then
+  skip "not real root: these checks are about containers of the host's root" 1
+  done_testing
+fi
+
+# rootbundle NAME ARGS...: a bundle for root: the rootless default config without its user
+# namespace (no id maps to write).
+rootbundle() {
+  local b
+  b=$(mkbundle "$@")
+  cfg "$b" '.linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)' ||
+    bail_out "cannot edit $b/config.json"
+  printf '%s\n' "$b"
+}
+
+# refused NAME ERE BUNDLE: `run` fails with a message matching ERE, nothing left.
+refused() {
+  local id
+  id=$(new_id)
+  run rrt run -b "$3" "$id"
+  isnt "$rc" 0 "$1: refused"
+  like "$err" "$2" "$1: the error names the sysctl and the missing namespace"
+  nothing_left "$id" "$3" "$1: nothing left behind"
+  rrt delete -f "$id" >/dev/null 2>&1
+}
+
+# ---------------------------------------------------------------- sysctls (issue 11, item 1)
+
+host_mq=$(cat /proc/sys/fs/mqueue/queues_max)
+host_ping=$(cat /proc/sys/net/ipv4/ping_group_range)
+host_shm=$(cat /proc/sys/kernel/shm_rmid_forced)
+host_name=$(cat /proc/sys/kernel/hostname)
+new_mq=$((host_mq == 100 ? 101 : 100))
+
+b=$(rootbundle sysctl-ipc rrt-probe cat /proc/sys/fs/mqueue/queues_max)
+cfg "$b" '.linux.namespaces |= map(select(.type != "ipc")) | .linux.sysctl = {"fs.mqueue.queues_max": $v}' \
+  --arg v "$new_mq" || bail_out "cannot edit $b/config.json"
+refused "fs.mqueue.* without an ipc namespace" 'fs\.mqueue\.queues_max.*no ipc namespace' "$b"
+cfg "$b" '.linux.sysctl = {"kernel.shm_rmid_forced": "1"}' || bail_out "cannot edit $b/config.json"
+refused "kernel.shm* without an ipc namespace" 'kernel\.shm_rmid_forced.*no ipc namespace' "$b"
+# Joining the host's own ipc namespace by path is no namespace of its own either.
+cfg "$b" '.linux.namespaces += [{type: "ipc", path: "/proc/1/ns/ipc"}] | .linux.sysctl = {"fs.mqueue.queues_max": $v}' \
+  --arg v "$new_mq" || bail_out "cannot edit $b/config.json"
+refused "fs.mqueue.* in the host's ipc namespace joined by path" \
+  'fs\.mqueue\.queues_max.*no ipc namespace.*joined by path' "$b"
+
+b=$(rootbundle sysctl-net rrt-probe cat /proc/sys/net/ipv4/ping_group_range)
+cfg "$b" '.linux.namespaces |= map(select(.type != "network")) | .linux.sysctl = {"net.ipv4.ping_group_range": "0 0"}' ||
+  bail_out "cannot edit $b/config.json"
+refused "net.* without a network namespace" 'net\.ipv4\.ping_group_range.*no network namespace' "$b"
+
+b=$(rootbundle sysctl-uts rrt-probe hostname)
+cfg "$b" '.linux.namespaces |= map(select(.type != "uts")) | del(.hostname) | .linux.sysctl = {"kernel.hostname": "pwned"}' ||
+  bail_out "cannot edit $b/config.json"
+refused "kernel.hostname without a uts namespace" 'kernel\.hostname.*no uts namespace' "$b"
+
+b=$(rootbundle sysctl-host rrt-probe cat /proc/sys/kernel/core_pattern)
+cfg "$b" '.linux.sysctl = {"kernel.core_pattern": "|/bin/pwned"}' || bail_out "cannot edit $b/config.json"
+refused "a sysctl of no namespace (kernel.core_pattern)" 'kernel\.core_pattern.*not a namespaced sysctl' "$b"
+
+is "$(cat /proc/sys/fs/mqueue/queues_max)" "$host_mq" "the host's fs.mqueue.queues_max is unchanged"
+is "$(cat /proc/sys/net/ipv4/ping_group_range)" "$host_ping" "the host's net.ipv4.ping_group_range is unchanged"
+is "$(cat /proc/sys/kernel/shm_rmid_forced)" "$host_shm" "the host's kernel.shm_rmid_forced is unchanged"
+is "$(cat /proc/sys/kernel/hostname)" "$host_name" "the host's hostname is unchanged"
+
+# With the namespaces, the same sysctls are set inside and only there.
+b=$(rootbundle sysctl-ok sh -c 'cat /proc/sys/fs/mqueue/queues_max /proc/sys/net/ipv4/ping_group_range')
+cfg "$b" '.linux.sysctl = {"fs.mqueue.queues_max": $v, "net/ipv4/ping_group_range": "0 0"}' --arg v "$new_mq" ||
+  bail_out "cannot edit $b/config.json"
+id=$(new_id)
+run rrt run -b "$b" "$id"
+is "$rc:$(tr '\t\n' ' ;' <<<"$out")" "0:$new_mq;0 0;" "with ipc and network namespaces the sysctls apply inside"
+is "$(cat /proc/sys/fs/mqueue/queues_max)" "$host_mq" "and the host's fs.mqueue.queues_max is still unchanged"
+
+done_testing
