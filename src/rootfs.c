@@ -375,8 +375,10 @@ int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
   }
 
   if (ctx->resolv_conf && !covers_resolv) {
+    /* Read-only: the file lives in the state directory, which nothing inside may write. */
     struct rrt_mount_opts none = {0};
-    if (bind_mount(rootfd, "/etc/resolv.conf", ctx->resolv_conf, false, &none, 0, err) < 0)
+    unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    if (bind_mount(rootfd, "/etc/resolv.conf", ctx->resolv_conf, false, &none, ro, err) < 0)
       return rrt_error_wrap(err, "bind %s onto /etc/resolv.conf", ctx->resolv_conf);
   }
 

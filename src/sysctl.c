@@ -36,8 +36,9 @@ int rrt_sysctl_namespace(const char *key)
   cleanup_free char *d = dotted(key);
   if (!d)
     return -1;
-  static const char *const ipc_exact[] = {"kernel.sem", "kernel.shmall", "kernel.shmmax",
-                                          "kernel.shmmni", "kernel.shm_rmid_forced", NULL};
+  static const char *const ipc_exact[] = {
+      "kernel.sem",    "kernel.shmall",          "kernel.shmmax",
+      "kernel.shmmni", "kernel.shm_rmid_forced", NULL};
   static const char *const ipc_prefix[] = {"fs.mqueue.", "kernel.msg", NULL};
   static const char *const uts_exact[] = {"kernel.hostname", "kernel.domainname", NULL};
   for (size_t i = 0; ipc_exact[i]; i++)

@@ -97,6 +97,23 @@ has_line "$out" '^1: lo: <[^>]*\bUP\b' "slirp: lo is up"
 has_line "$out" '^nameserver 10\.0\.2\.3$' "slirp: /etc/resolv.conf names 10.0.2.3"
 nothing_left "$id" "$b_info"
 
+# The generated resolv.conf lives in the state directory: the container writing its
+# /etc/resolv.conf (8 MiB would fill a small XDG_RUNTIME_DIR) must reach nothing there.
+b_resolv=$(mkbundle resolv sh -c 'rrt-probe write /etc/resolv.conf "nameserver 6.6.6.6" >/run/w 2>&1')
+cfg "$b_resolv" '.root.readonly = false' || bail_out "cannot edit $b_resolv/config.json"
+id=$(new_id resolv)
+run rrt create --network slirp -b "$b_resolv" "$id"
+is "$rc" 0 "slirp: create a container that writes its /etc/resolv.conf"
+before=$(cat "$RRT_ROOT/$id/resolv.conf" 2>&1)
+run rrt start "$id"
+wait_status "$id" stopped 20
+is "$(cat "$b_resolv/rootfs/run/w" 2>&1)" "EROFS" "slirp: /etc/resolv.conf is read-only inside"
+after=$(cat "$RRT_ROOT/$id/resolv.conf" 2>&1)
+is "$after" "$before" "slirp: the state directory's resolv.conf is unchanged"
+like "$after" '^nameserver 10\.0\.2\.3' "slirp: and still names 10.0.2.3"
+rrt delete -f "$id" >/dev/null 2>&1
+nothing_left "$id" "$b_resolv"
+
 # ---------------------------------------------------------------- bad specs and options
 
 # The helper program (rootlessrt-net, beside the runtime or in libexec) missing: create says so.
