@@ -23,6 +23,33 @@ static const char *type_name(uint32_t t)
   return t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
 }
 
+static int recv_one(int fd, struct rrt_sync_msg *msg, int flags, struct rrt_error *err);
+
+/* The peer is gone (a send failed with EPIPE or ECONNRESET): it may have said why before it
+ * went. Its messages are still queued here; the ERROR among them is the error to report, not the
+ * broken pipe. Never blocks: a closed peer sends nothing more. */
+static bool peer_error(int fd, struct rrt_error *err)
+{
+  for (int i = 0; i < 64; i++) {
+    struct rrt_error e = RRT_ERROR_INIT;
+    struct rrt_sync_msg m;
+    int r = recv_one(fd, &m, MSG_DONTWAIT, &e);
+    if (r == 0) {
+      rrt_sync_msg_free(&m);
+      continue;
+    }
+    bool found = r == -1 && e.msg && m.type == RRT_SYNC_ERROR;
+    if (found) {
+      rrt_error_clear(err);
+      *err = e;
+      return true;
+    }
+    rrt_error_clear(&e);
+    return false;
+  }
+  return false;
+}
+
 int rrt_sync_send(int fd, enum rrt_sync_type type, int64_t value, const char *payload,
                   struct rrt_error *err)
 {
@@ -44,8 +71,13 @@ int rrt_sync_send_fd(int fd, enum rrt_sync_type type, int64_t value, const char 
   do
     r = sendmsg(fd, &m, MSG_NOSIGNAL);
   while (r < 0 && errno == EINTR);
-  if (r < 0)
+  if (r < 0) {
+    int saved = errno;
+    if ((saved == EPIPE || saved == ECONNRESET) && peer_error(fd, err))
+      return -1;
+    errno = saved;
     return rrt_error_errno(err, "sync: send %s", type_name(type));
+  }
   return 0;
 }
 
@@ -56,17 +88,30 @@ void rrt_sync_send_error(int fd, const struct rrt_error *e)
   rrt_error_clear(&ignored);
 }
 
-int rrt_sync_recv(int fd, struct rrt_sync_msg *msg, struct rrt_error *err)
+/* recv() that reads past a reset: when the peer closed with our messages unread in its queue,
+ * the kernel reports ECONNRESET once (and clears it), but what the peer sent before it closed is
+ * still queued here, its error message included. The next call returns it, or 0 at the end. */
+static ssize_t recv_past_reset(int fd, struct msghdr *m, int flags)
+{
+  ssize_t r;
+  int resets = 0;
+  for (;;) {
+    r = recvmsg(fd, m, flags);
+    if (r >= 0 || (errno != EINTR && (errno != ECONNRESET || ++resets > 4)))
+      return r;
+  }
+}
+
+static int recv_one(int fd, struct rrt_sync_msg *msg, int flags, struct rrt_error *err)
 {
   memset(msg, 0, sizeof(*msg));
   msg->fd = -1;
   /* A peek at the header with MSG_TRUNC gives the datagram's whole length, so the payload
    * buffer has exactly its size: no 256 KiB buffer mapped and unmapped per message. */
   struct wire_header h;
-  ssize_t r;
-  do
-    r = recv(fd, &h, sizeof(h), MSG_PEEK | MSG_TRUNC);
-  while (r < 0 && errno == EINTR);
+  struct iovec hv = {&h, sizeof(h)};
+  struct msghdr peek = {.msg_iov = &hv, .msg_iovlen = 1};
+  ssize_t r = recv_past_reset(fd, &peek, flags | MSG_PEEK | MSG_TRUNC);
   if (r < 0)
     return rrt_error_errno(err, "sync: receive");
   if (r == 0) {
@@ -81,9 +126,7 @@ int rrt_sync_recv(int fd, struct rrt_sync_msg *msg, struct rrt_error *err)
   struct msghdr m = {.msg_iov = iov, .msg_iovlen = data ? 2 : 1};
   rrt_msg_expect_fd(&m, &ctl);
   /* Read even a bad one: it must not stay queued. */
-  do
-    r = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
-  while (r < 0 && errno == EINTR);
+  r = recv_past_reset(fd, &m, flags | MSG_CMSG_CLOEXEC);
   if (r < 0)
     return rrt_error_errno(err, "sync: receive");
   cleanup_close int passed = rrt_msg_fd(&m);
@@ -91,18 +134,23 @@ int rrt_sync_recv(int fd, struct rrt_sync_msg *msg, struct rrt_error *err)
     return rrt_error_set(err, EPROTO, "sync: %s",
                          total < sizeof(h) ? "short message" : "bad message length");
   data[h.len] = '\0';
+  msg->type = h.type;
   if (h.type == RRT_SYNC_ERROR) {
     rrt_error_set(err, 0, "%s", data);
     err->errnum = (int)h.value;
     return -1;
   }
-  msg->type = h.type;
   msg->value = h.value;
   msg->len = h.len;
   msg->fd = steal_fd(&passed);
   if (h.len > 0)
     msg->data = steal_ptr(&data);
   return 0;
+}
+
+int rrt_sync_recv(int fd, struct rrt_sync_msg *msg, struct rrt_error *err)
+{
+  return recv_one(fd, msg, 0, err);
 }
 
 /* One message of the given type; its value, payload and descriptor to whichever asks. */

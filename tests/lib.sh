@@ -5,7 +5,7 @@
 # Environment (tests/run-integration.sh sets it; defaults let a test run by hand):
 #   RRT        the runtime binary (required)        PROBE     the static rrt-probe (required)
 #   RRT_ROOT   the runtime's --root for this test   TESTS_DIR this directory
-#   SPEC_DIR   the OCI spec (schema/ inside)        RRT_CMD_TIMEOUT seconds per runtime command (30)
+#   SPEC_DIR   the OCI spec schema (schema/ inside; tests/spec, the copy the repository carries)        RRT_CMD_TIMEOUT seconds per runtime command (30)
 #   RRT_ASAN=1 the runtime is an ASan/UBSan build: sanitizer options for leaks and aborts
 set -u
 
@@ -13,7 +13,7 @@ set -u
 : "${PROBE:?PROBE must name the rrt-probe binary}"
 TESTS_DIR=${TESTS_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
 CONTRIB_DIR=${CONTRIB_DIR:-$TESTS_DIR/../contrib}
-SPEC_DIR=${SPEC_DIR:-$TESTS_DIR/../../shared/spec}
+SPEC_DIR=${SPEC_DIR:-$TESTS_DIR/spec}
 RRT_CMD_TIMEOUT=${RRT_CMD_TIMEOUT:-30}
 PY=/usr/bin/python3
 export LC_ALL=C

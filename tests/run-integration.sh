@@ -21,7 +21,7 @@ probe=$(readlink -f "$2") || die "no probe $2"
 [ -x "$runtime" ] || die "$1 is not executable"
 [ -x "$probe" ] || die "$2 is not executable"
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-spec_src=$(readlink -f "${SPEC_DIR:-$repo/../shared/spec}")
+spec_src=$(readlink -f "${SPEC_DIR:-$repo/tests/spec}")
 [ -f "$spec_src/schema/state-schema.json" ] || die "no OCI spec schema under $spec_src"
 test_timeout=${RRT_TEST_TIMEOUT:-120}
 test_user=${RRT_TEST_USER:-rrt-test}
@@ -88,7 +88,7 @@ for h in "$repo"/tests/helper/*.c; do
 done
 cp -r "$repo/tests" "$repo/contrib" "$work/" || die "cannot copy tests and contrib"
 cp -r "$spec_src" "$work/spec" || die "cannot copy $spec_src"
-chmod -R u+w,a+rX "$work" # the shared spec is read-only: keep the copy removable
+chmod -R u+w,a+rX "$work" # a SPEC_DIR given may be read-only: keep the copy removable
 if [ "$mode" = root ]; then
   chown "$uid:$gid" "$work/root" "$work/tmp"
 fi

@@ -1,5 +1,8 @@
 #!/bin/sh
 # run-unit.sh: runs each unit-test binary (TAP) and prints one summary line.
+# test_spec reads the OCI schema fixtures the repository carries (tests/spec).
+: "${RRT_SPEC_DIR:=$(cd "$(dirname "$0")" && pwd)/spec}"
+export RRT_SPEC_DIR
 pass=0
 fail=0
 for t in "$@"; do

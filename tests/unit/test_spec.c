@@ -71,7 +71,7 @@ static const struct rrt_mount *find_mount(const struct rrt_spec *s, const char *
 static const char *spec_dir(void)
 {
   const char *d = getenv("RRT_SPEC_DIR");
-  return d && d[0] ? d : "../shared/spec";
+  return d && d[0] ? d : "tests/spec"; /* the copy in the repository, from its top */
 }
 
 static void test_fixtures(void)
