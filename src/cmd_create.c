@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rootlessrt/cmd.h"
+#include "rootlessrt/image.h"
 #include "rootlessrt/util.h"
 
 enum {
@@ -156,6 +157,8 @@ int rrt_cmd_create(const struct rrt_global *g, int argc, char **argv, struct rrt
 
 int rrt_cmd_run(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err)
 {
+  if (rrt_run_is_desktop(argc, argv))
+    return rrt_cmd_run_image(g, argc, argv, err);
   struct rrt_create_opts o = {0};
   bool help = false;
   int status = 0;

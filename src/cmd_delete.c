@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rootlessrt/cmd.h"
+#include "rootlessrt/image.h"
 #include "rootlessrt/util.h"
 
 static int delete_flag(int c, void *arg, struct rrt_error *err)
@@ -30,5 +31,8 @@ int rrt_cmd_delete(const struct rrt_global *g, int argc, char **argv, struct rrt
   }
   if (rrt_cmd_one_id(argc, argv, optind, &id, err) < 0)
     return -1;
-  return rrt_container_delete(g, id, force, err);
+  if (rrt_container_delete(g, id, force, err) < 0)
+    return -1;
+  /* A container of the desktop run: its generated bundle (and --rm's upper directory). */
+  return rrt_image_forget(g, id, err);
 }

@@ -26,7 +26,16 @@ static const struct verb verbs[] = {
      "       [--network-opt KEY=VALUE]... ID",
      "create a container; its init waits, blocked, for `start`"},
     {"start", rrt_cmd_start, "start ID", "run the user process of a created container"},
-    {"run", rrt_cmd_run, "run [create flags] [-d|--detach] ID",
+    {"run", rrt_cmd_run,
+     "run [create flags] [-d|--detach] ID\n"
+     "   or: run [--rm] [-d] [-i] [-t] [--name N] [-e K=V]... [--env-file F]... [-w DIR]\n"
+     "       [-u USER[:GROUP]] [-v SRC:DST[:ro]]... [--tmpfs DST[:OPTS]]... [-p P]...\n"
+     "       [--network none|host|slirp] [--hostname H] [--read-only] [--entrypoint CMD]\n"
+     "       [--cap-add C]... [--cap-drop C]... [--security-opt OPT]... [--userns keep-id]\n"
+     "       [--overlay auto|kernel|fuse] [--storage DIR] [--print-config]\n"
+     "       IMAGE|ROOTDIR [CMD ARGS...]\n"
+     "  IMAGE: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE; ROOTDIR: a path\n"
+     "  with a '/' (./rootfs): it runs on a copy-on-write overlay and is never modified",
      "create and start; in the foreground, forward signals and exit with the container's status"},
     {"state", rrt_cmd_state, "state ID", "print the container's state JSON"},
     {"kill", rrt_cmd_kill, "kill [-a|--all] ID [SIGNAL]",
@@ -46,6 +55,9 @@ static const struct verb verbs[] = {
     {"resume", rrt_cmd_resume, "resume ID", "thaw a paused container"},
     {"update", rrt_cmd_update, "update [-r|--resources FILE|-] ID",
      "change the resources of a container"},
+    {"store", rrt_cmd_store, "store [--storage DIR] ls | rm NAME...",
+     "list (with sizes) or remove what the image store holds: images, layers, containers' "
+     "kept changes"},
     {"features", rrt_cmd_features, "features", "print the features JSON document"},
 };
 

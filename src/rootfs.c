@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "rootfs_internal.h"
+#include "rootlessrt/image.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/rootfs.h"
 #include "rootlessrt/util.h"
@@ -233,6 +234,22 @@ static int apply_recursive_attrs(int rootfd, const struct rrt_mount *m, bool rbi
   return 0;
 }
 
+/* An overlay inside the rootfs (image/overlay.c): fuse-overlayfs needs the target as a path. */
+static int overlay_mount(const struct rrt_rootfs_ctx *ctx, int rootfd, const char *dest,
+                         const struct rrt_mount_opts *o, struct rrt_error *err)
+{
+  cleanup_close int dstfd = rrt_open_in_root(rootfd, dest, RRT_CREATE_DIR, err);
+  if (dstfd < 0)
+    return -1;
+  char fdpath[RRT_FD_PATH_MAX], target[4096];
+  ssize_t n = readlink(rrt_fd_path(dstfd, fdpath), target, sizeof(target) - 1);
+  if (n < 0)
+    return rrt_error_errno(err, "readlink %s", fdpath);
+  target[n] = '\0';
+  return rrt_overlay_mount(ctx->spec, ctx->userns, target, o->flags & ~(MS_BIND | MS_REC), o->data,
+                           err);
+}
+
 static int mount_special(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct rrt_mount *m,
                          const struct rrt_mount_opts *o, struct rrt_error *err)
 {
@@ -243,6 +260,8 @@ static int mount_special(const struct rrt_rootfs_ctx *ctx, int rootfd, const str
   if (streq(type, "proc") || streq(type, "sysfs"))
     if (check_not_symlink(rootfd, dest, type, err) < 0)
       return -1;
+  if (streq(type, "overlay"))
+    return overlay_mount(ctx, rootfd, dest, o, err);
 
   if (streq(type, "cgroup") || streq(type, "cgroup2")) {
     /* Only the unified hierarchy can be mounted per container here; v1 hosts
@@ -343,6 +362,18 @@ static bool is_dev_bind(const struct rrt_spec *spec)
   return false;
 }
 
+static int mount_root_overlay(const struct rrt_rootfs_ctx *ctx, const struct rrt_mount *m,
+                              struct rrt_error *err)
+{
+  struct rrt_mount_opts o;
+  if (rrt_mount_opts_parse(&m->options, &o, err) < 0)
+    return rrt_error_wrap(err, "the overlay on /");
+  int r = rrt_overlay_mount(ctx->spec, ctx->userns, ctx->rootfs, o.flags & ~(MS_BIND | MS_REC),
+                            o.data, err);
+  rrt_mount_opts_free(&o);
+  return r < 0 ? rrt_error_wrap(err, "the overlay on / (%s)", ctx->rootfs) : 0;
+}
+
 int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
 {
   const struct rrt_spec *spec = ctx->spec;
@@ -357,9 +388,15 @@ int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
   if (mount(NULL, "/", NULL, root_flags, NULL) < 0)
     return rrt_error_errno(err, "make / %s", root_flags & MS_PRIVATE ? "rprivate" : "rslave");
 
-  /* pivot_root needs the new root to be a mount point. */
-  if (mount(ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0)
+  /* pivot_root needs the new root to be a mount point: the config's overlay on "/", or the
+   * rootfs bound onto itself. */
+  const struct rrt_mount *root_overlay = rrt_overlay_root_mount(spec);
+  if (root_overlay) {
+    if (mount_root_overlay(ctx, root_overlay, err) < 0)
+      return -1;
+  } else if (mount(ctx->rootfs, ctx->rootfs, NULL, MS_BIND | MS_REC, NULL) < 0) {
     return rrt_error_errno(err, "bind mount the rootfs %s onto itself", ctx->rootfs);
+  }
   cleanup_close int rootfd = open(ctx->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0)
     return rrt_error_errno(err, "open the rootfs %s", ctx->rootfs);
@@ -367,6 +404,8 @@ int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
   bool covers_resolv = false;
   for (size_t i = 0; i < spec->n_mounts; i++) {
     const struct rrt_mount *m = &spec->mounts[i];
+    if (m == root_overlay)
+      continue;
     if (mount_one(ctx, rootfd, m, err) < 0)
       return rrt_error_wrap(err, "mounts[%zu] (%s, %s)", i, m->destination,
                             m->type ? m->type : "bind");

@@ -13,6 +13,8 @@ typedef int (*rrt_cmd_fn)(const struct rrt_global *g, int argc, char **argv, str
 
 int rrt_cmd_create(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_run(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
+/* The desktop form of run (an image or root directory and a command): cmd_run_image.c. */
+int rrt_cmd_run_image(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_start(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_state(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_kill(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
@@ -24,6 +26,7 @@ int rrt_cmd_ps(const struct rrt_global *g, int argc, char **argv, struct rrt_err
 int rrt_cmd_pause(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_resume(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_update(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
+int rrt_cmd_store(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_features(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 
 /* Shared by the verbs: exactly one positional argument, the container id. */

@@ -1,0 +1,51 @@
+/* internal.h: what the files of image/ share and nobody else needs. */
+#ifndef ROOTLESSRT_IMAGE_INTERNAL_H
+#define ROOTLESSRT_IMAGE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "rootlessrt/error.h"
+#include "rootlessrt/image.h"
+
+/* The parts of an image's config (image-spec config.md) a run applies; NULL when absent. */
+struct rrt_image_config {
+  char **entrypoint, **cmd, **env; /* NULL-terminated */
+  char *workdir, *user, *stop_signal;
+  char **exposed_ports;
+};
+void rrt_image_config_free(struct rrt_image_config *c);
+
+/* An image made ready to run: its layer directories in the store, top first. */
+struct rrt_image {
+  char **lowers; /* NULL-terminated, absolute, top layer first */
+  struct rrt_image_config config;
+};
+void rrt_image_free(struct rrt_image *img);
+
+/* What the generated config needs beyond the flags. */
+struct rrt_run_plan {
+  const char *id;
+  const struct rrt_image *image;
+  const char *upper, *work; /* absolute */
+  uid_t keep_uid;           /* --userns keep-id: the caller's ids */
+  gid_t keep_gid;
+  unsigned long sub_start, sub_count; /* the caller's first subordinate range (keep-id) */
+};
+
+/* The OCI config.json text for a run (malloc'd). */
+int rrt_run_config(const struct rrt_run_image_opts *o, const struct rrt_run_plan *p, char **json,
+                   struct rrt_error *err);
+
+/* process.user from -u / the image's User: "uid[:gid]" or names looked up in the image's
+ * /etc/passwd and /etc/group (the top layer that has them). */
+int rrt_run_resolve_user(const char *spec, char *const *lowers, uid_t *uid, gid_t *gid,
+                         struct rrt_error *err);
+
+/* Opens an image reference: a root directory (used in place), or an OCI layout / archive whose
+ * layers are unpacked into the store once. */
+int rrt_image_open(const char *ref, const char *store, struct rrt_image *img,
+                   struct rrt_error *err);
+
+#endif

@@ -1,0 +1,59 @@
+/* open.c: an image reference to layer directories: a root directory is used in place (the
+ * overlay never writes to it); oci:, oci-archive: and docker-archive: go through the store. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "rootlessrt/util.h"
+
+void rrt_image_config_free(struct rrt_image_config *c)
+{
+  rrt_strv_free(c->entrypoint);
+  rrt_strv_free(c->cmd);
+  rrt_strv_free(c->env);
+  rrt_strv_free(c->exposed_ports);
+  free(c->workdir);
+  free(c->user);
+  free(c->stop_signal);
+  *c = (struct rrt_image_config){0};
+}
+
+void rrt_image_free(struct rrt_image *img)
+{
+  rrt_strv_free(img->lowers);
+  rrt_image_config_free(&img->config);
+  img->lowers = NULL;
+}
+
+static int open_root_dir(const char *path, struct rrt_image *img, struct rrt_error *err)
+{
+  char real[4096];
+  struct stat st;
+  if (!realpath(path, real) || stat(real, &st) < 0)
+    return rrt_error_errno(err, "run: image or root directory %s", path);
+  if (!S_ISDIR(st.st_mode))
+    return rrt_error_msgf(err, ENOTDIR,
+                          "run: %s is not a root directory (an image needs its transport: "
+                          "oci:DIR, oci-archive:FILE or docker-archive:FILE)",
+                          path);
+  /* overlayfs takes ':' and ',' as separators in lowerdir. */
+  if (strpbrk(real, ":,"))
+    return rrt_error_msgf(err, EINVAL,
+                          "run: %s: a root directory path with ':' or ',' cannot be "
+                          "an overlay layer",
+                          real);
+  img->lowers = xcalloc(2, sizeof(char *));
+  img->lowers[0] = xstrdup(real);
+  return 0;
+}
+
+int rrt_image_open(const char *ref, const char *store, struct rrt_image *img, struct rrt_error *err)
+{
+  (void)store;
+  if (strncmp(ref, "oci:", 4) == 0 || strncmp(ref, "oci-archive:", 12) == 0 ||
+      strncmp(ref, "docker-archive:", 15) == 0)
+    return rrt_error_msgf(err, ENOTSUP, "run: %s: images are not supported yet", ref);
+  return open_root_dir(ref, img, err);
+}

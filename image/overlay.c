@@ -1,0 +1,171 @@
+/* overlay.c: overlay mounts for an unprivileged user: kernel overlayfs in the user namespace
+ * (userxattr), or fuse-overlayfs where the kernel refuses or when asked. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rootlessrt/image.h"
+#include "rootlessrt/log.h"
+#include "rootlessrt/util.h"
+
+int rrt_overlay_mode_parse(const char *s, enum rrt_overlay_mode *mode, struct rrt_error *err)
+{
+  if (!s || strcmp(s, "auto") == 0)
+    *mode = RRT_OVERLAY_AUTO;
+  else if (strcmp(s, "kernel") == 0)
+    *mode = RRT_OVERLAY_KERNEL;
+  else if (strcmp(s, "fuse") == 0)
+    *mode = RRT_OVERLAY_FUSE;
+  else
+    return rrt_error_msgf(err, EINVAL, "overlay: \"%s\" is not auto, kernel or fuse", s);
+  return 0;
+}
+
+static bool is_root_dest(const char *d)
+{
+  if (!d || *d != '/')
+    return false;
+  while (*d == '/')
+    d++;
+  return *d == '\0';
+}
+
+const struct rrt_mount *rrt_overlay_root_mount(const struct rrt_spec *spec)
+{
+  for (size_t i = 0; i < spec->n_mounts; i++) {
+    const struct rrt_mount *m = &spec->mounts[i];
+    if (m->type && strcmp(m->type, "overlay") == 0 && is_root_dest(m->destination))
+      return m;
+  }
+  return NULL;
+}
+
+static bool has_opt(const char *data, const char *opt)
+{
+  size_t n = strlen(opt);
+  for (const char *p = data; p && *p;) {
+    if (strncmp(p, opt, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+      return true;
+    p = strchr(p, ',');
+    if (p)
+      p++;
+  }
+  return false;
+}
+
+static int kernel_mount(bool userns, const char *target, unsigned long flags, const char *data,
+                        struct rrt_error *err)
+{
+  cleanup_free char *full = NULL;
+  if (userns && !has_opt(data, "userxattr"))
+    full = xasprintf("%s%suserxattr", data ? data : "", data && *data ? "," : "");
+  if (mount("overlay", target, "overlay", flags, full ? full : data) < 0)
+    return rrt_error_errno(err, "kernel overlayfs");
+  return 0;
+}
+
+/* fuse-overlayfs: ROOTLESSRT_FUSE_OVERLAYFS, else PATH, else /usr/bin. */
+static char *find_fuse_overlayfs(void)
+{
+  const char *env = getenv("ROOTLESSRT_FUSE_OVERLAYFS");
+  if (env && *env)
+    return xstrdup(env);
+  const char *path = getenv("PATH");
+  cleanup_free char *copy = xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+  char *save = NULL;
+  for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+    char *p = xasprintf("%s/fuse-overlayfs", dir);
+    if (access(p, X_OK) == 0)
+      return p;
+    free(p);
+  }
+  return access("/usr/bin/fuse-overlayfs", X_OK) == 0 ? xstrdup("/usr/bin/fuse-overlayfs") : NULL;
+}
+
+/* Runs fuse-overlayfs, which mounts and then daemonizes: once the first process exits with 0
+ * the mount is there. The daemon stays in the caller's pid namespace (the container's), so it
+ * dies with the container however the container ends. */
+static int fuse_mount(const char *target, unsigned long flags, const char *data,
+                      struct rrt_error *err)
+{
+  cleanup_free char *prog = find_fuse_overlayfs();
+  if (!prog)
+    return rrt_error_msgf(err, ENOENT,
+                          "fuse-overlayfs: not found in PATH (install the fuse-overlayfs package, "
+                          "or set ROOTLESSRT_FUSE_OVERLAYFS)");
+  cleanup_close int fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+  if (fuse < 0)
+    return rrt_error_errno(err, "fuse-overlayfs: open /dev/fuse (it must be readable and "
+                                "writable by the user: mode 0666)");
+  cleanup_free char *opts =
+      xasprintf("%s,allow_other%s", data ? data : "", (flags & MS_RDONLY) ? ",ro" : "");
+  int errp[2];
+  if (pipe2(errp, O_CLOEXEC) < 0)
+    return rrt_error_errno(err, "pipe");
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(errp[0]);
+    close(errp[1]);
+    return rrt_error_errno(err, "fork");
+  }
+  if (pid == 0) {
+    close(errp[0]);
+    if (dup2(errp[1], 2) < 0)
+      _exit(126);
+    int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+      dup2(null, 0);
+      dup2(null, 1);
+    }
+    rrt_reset_signals();
+    execl(prog, "fuse-overlayfs", "-o", opts, target, (char *)NULL);
+    dprintf(2, "exec %s: %s", prog, strerror(errno));
+    _exit(127);
+  }
+  close(errp[1]);
+  cleanup_free char *msg = NULL;
+  size_t len = 0;
+  struct rrt_error ignored = RRT_ERROR_INIT;
+  rrt_read_fd(errp[0], &msg, &len, &ignored);
+  rrt_error_clear(&ignored);
+  close(errp[0]);
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return 0;
+  while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
+    msg[--len] = '\0';
+  return rrt_error_msgf(
+      err, EIO, "fuse-overlayfs failed (%s %d)%s%s", WIFEXITED(status) ? "status" : "signal",
+      WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), len ? ": " : "", len ? msg : "");
+}
+
+int rrt_overlay_mount(const struct rrt_spec *spec, bool userns, const char *target,
+                      unsigned long flags, const char *data, struct rrt_error *err)
+{
+  enum rrt_overlay_mode mode;
+  if (rrt_overlay_mode_parse(rrt_spec_annotation(spec, "rootlessrt.overlay"), &mode, err) < 0)
+    return rrt_error_wrap(err, "annotation rootlessrt.overlay");
+  if (mode != RRT_OVERLAY_FUSE) {
+    if (kernel_mount(userns, target, flags, data, err) == 0)
+      return 0;
+    if (mode == RRT_OVERLAY_KERNEL)
+      return rrt_error_wrap(err, "overlay (rootlessrt.overlay=kernel: no fuse-overlayfs fallback)");
+    rrt_debug("%s; trying fuse-overlayfs", rrt_error_msg(err));
+    struct rrt_error kerr = RRT_ERROR_INIT;
+    rrt_error_move(&kerr, err);
+    if (fuse_mount(target, flags, data, err) == 0) {
+      rrt_error_clear(&kerr);
+      return 0;
+    }
+    rrt_error_wrap(err, "%s; then", rrt_error_msg(&kerr));
+    rrt_error_clear(&kerr);
+    return -1;
+  }
+  return fuse_mount(target, flags, data, err);
+}

@@ -1,0 +1,342 @@
+/* run.c: the desktop `run`: an image or a root directory on a per-container overlay, through
+ * the ordinary create/start/delete path with a generated config.json. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "rootlessrt/log.h"
+#include "rootlessrt/state.h"
+#include "rootlessrt/userns.h"
+#include "rootlessrt/util.h"
+
+#define RUN_DIR ".run" /* ROOT/.run/ID: the generated bundle */
+
+char *rrt_store_path(const char *flag)
+{
+  if (flag && *flag)
+    return xstrdup(flag);
+  const char *data = getenv("XDG_DATA_HOME");
+  if (data && *data == '/')
+    return xasprintf("%s/rootlessrt", data);
+  const char *home = getenv("HOME");
+  if (home && *home == '/')
+    return xasprintf("%s/.local/share/rootlessrt", home);
+  return xasprintf("/tmp/rootlessrt-store-%u", getuid());
+}
+
+static bool is_image_ref(const char *a)
+{
+  return strncmp(a, "oci:", 4) == 0 || strncmp(a, "oci-archive:", 12) == 0 ||
+         strncmp(a, "docker-archive:", 15) == 0 || strchr(a, '/') != NULL;
+}
+
+/* Flags of either form that take a value as the next argument. */
+static bool takes_value(const char *f)
+{
+  static const char *const with_value[] = {"-b",
+                                           "--bundle",
+                                           "--pid-file",
+                                           "--console-socket",
+                                           "--preserve-fds",
+                                           "--network",
+                                           "-p",
+                                           "--publish",
+                                           "--network-opt",
+                                           "--mtu",
+                                           "--cidr",
+                                           "--ports-via",
+                                           "--criu",
+                                           "--name",
+                                           "-e",
+                                           "--env",
+                                           "--env-file",
+                                           "-w",
+                                           "--workdir",
+                                           "-u",
+                                           "--user",
+                                           "-v",
+                                           "--volume",
+                                           "--tmpfs",
+                                           "--hostname",
+                                           "-h",
+                                           "--entrypoint",
+                                           "--cap-add",
+                                           "--cap-drop",
+                                           "--security-opt",
+                                           "--userns",
+                                           "--overlay",
+                                           "--storage",
+                                           NULL};
+  for (size_t i = 0; with_value[i]; i++)
+    if (strcmp(f, with_value[i]) == 0)
+      return true;
+  /* A cluster of short flags ending with one that takes a value: -it -e, -de. */
+  if (f[0] == '-' && f[1] != '-' && f[1] && f[2]) {
+    char last = f[strlen(f) - 1];
+    return strchr("bpewuv", last) != NULL && strspn(f + 1, "ditb") == strlen(f + 1) - 1;
+  }
+  return false;
+}
+
+bool rrt_run_is_desktop(int argc, char **argv)
+{
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0)
+      return i + 1 < argc && is_image_ref(argv[i + 1]);
+    if (a[0] != '-' || !a[1])
+      return is_image_ref(a);
+    if (!strchr(a, '=') && takes_value(a))
+      i++;
+  }
+  return false;
+}
+
+static char *random_id(void)
+{
+  unsigned char b[8];
+  if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+    for (size_t i = 0; i < sizeof(b); i++)
+      b[i] = (unsigned char)(rand() ^ getpid());
+  char *s = xzalloc(17);
+  for (size_t i = 0; i < sizeof(b); i++)
+    snprintf(s + 2 * i, 3, "%02x", b[i]);
+  return s;
+}
+
+static int mkdir_p(const char *path, mode_t mode, struct rrt_error *err)
+{
+  cleanup_free char *p = xstrdup(path);
+  for (char *s = p + 1; *s; s++) {
+    if (*s != '/')
+      continue;
+    *s = '\0';
+    if (mkdir(p, 0755) < 0 && errno != EEXIST)
+      return rrt_error_errno(err, "mkdir %s", p);
+    *s = '/';
+  }
+  if (mkdir(p, mode) < 0 && errno != EEXIST)
+    return rrt_error_errno(err, "mkdir %s", p);
+  return 0;
+}
+
+/* What one run made, for the cleanup. */
+struct run_dirs {
+  char *bundle; /* ROOT/.run/ID */
+  char *ctr;    /* STORE/containers/ID: upper and work */
+  bool made_ctr;
+};
+
+static void run_dirs_remove(struct run_dirs *d, bool ctr)
+{
+  struct rrt_error e = RRT_ERROR_INIT;
+  if (ctr && d->made_ctr && rrt_remove_tree_userns(d->ctr, &e) < 0)
+    rrt_warn("remove %s: %s", d->ctr, rrt_error_msg(&e));
+  rrt_error_clear(&e);
+  if (d->bundle && rrt_remove_tree_userns(d->bundle, &e) < 0)
+    rrt_warn("remove %s: %s", d->bundle, rrt_error_msg(&e));
+  rrt_error_clear(&e);
+}
+
+static void run_dirs_free(struct run_dirs *d)
+{
+  free(d->bundle);
+  free(d->ctr);
+}
+
+/* STORE/containers/ID/{upper,work}: fresh, or an error when a kept one is in the way. The
+ * upper directory takes the mode of the image's root (it is the container's /). */
+static int make_container_dirs(const char *store, const char *id, const struct rrt_image *img,
+                               struct run_dirs *d, struct rrt_error *err)
+{
+  d->ctr = xasprintf("%s/containers/%s", store, id);
+  cleanup_free char *parent = xasprintf("%s/containers", store);
+  if (mkdir_p(parent, 0700, err) < 0)
+    return -1;
+  if (mkdir(d->ctr, 0700) < 0) {
+    if (errno == EEXIST)
+      return rrt_error_msgf(err, EEXIST,
+                            "run: the changes of a container named \"%s\" are kept in %s: remove "
+                            "them with `rootlessrt store rm %s`, or choose another --name",
+                            id, d->ctr, id);
+    return rrt_error_errno(err, "mkdir %s", d->ctr);
+  }
+  d->made_ctr = true;
+  struct stat st;
+  mode_t mode = stat(img->lowers[0], &st) == 0 ? (st.st_mode & 07777) : 0755;
+  cleanup_free char *upper = xasprintf("%s/upper", d->ctr);
+  cleanup_free char *work = xasprintf("%s/work", d->ctr);
+  if (mkdir(upper, 0700) < 0 || chmod(upper, mode) < 0 || mkdir(work, 0700) < 0)
+    return rrt_error_errno(err, "make %s", d->ctr);
+  return 0;
+}
+
+static int make_bundle(const char *root, const char *id, const char *config, bool rm,
+                       struct run_dirs *d, struct rrt_error *err)
+{
+  cleanup_free char *runs = xasprintf("%s/" RUN_DIR, root);
+  if (mkdir(runs, 0700) < 0 && errno != EEXIST)
+    return rrt_error_errno(err, "mkdir %s", runs);
+  cleanup_free char *state = xasprintf("%s/%s", root, id);
+  if (access(state, F_OK) == 0)
+    return rrt_error_msgf(err, EEXIST, "run: a container \"%s\" exists already", id);
+  d->bundle = xasprintf("%s/%s", runs, id);
+  /* A bundle without a container is what a killed run left: start afresh. */
+  rrt_remove_tree_userns(d->bundle, NULL);
+  if (mkdir(d->bundle, 0700) < 0)
+    return rrt_error_errno(err, "mkdir %s", d->bundle);
+  cleanup_free char *rootfs = xasprintf("%s/rootfs", d->bundle);
+  cleanup_free char *cfg = xasprintf("%s/config.json", d->bundle);
+  cleanup_free char *ctr = xasprintf("%s/container-dir", d->bundle);
+  cleanup_free char *body = xasprintf("%s\n", config);
+  if (mkdir(rootfs, 0755) < 0)
+    return rrt_error_errno(err, "mkdir %s", rootfs);
+  if (rrt_write_file(cfg, body, strlen(body), O_CREAT | O_EXCL, 0600, err) < 0 ||
+      rrt_write_file(ctr, d->ctr, strlen(d->ctr), O_CREAT | O_EXCL, 0600, err) < 0)
+    return -1;
+  if (rm) {
+    cleanup_free char *mark = xasprintf("%s/remove-on-delete", d->bundle);
+    if (rrt_write_file(mark, "", 0, O_CREAT | O_EXCL, 0600, err) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+static int keep_id_plan(struct rrt_run_plan *p, struct rrt_error *err)
+{
+  struct rrt_subid_range *ranges = NULL;
+  size_t n = 0;
+  p->keep_uid = getuid();
+  p->keep_gid = getgid();
+  if (rrt_subid_lookup("/etc/subuid", rrt_user_name(getuid()), getuid(), &ranges, &n, err) < 0)
+    return rrt_error_wrap(err, "--userns keep-id");
+  if (n == 0 || ranges[0].count <= p->keep_uid || ranges[0].count <= p->keep_gid) {
+    free(ranges);
+    return rrt_error_msgf(err, EINVAL,
+                          "--userns keep-id: needs a subordinate range in /etc/subuid larger "
+                          "than your uid %u",
+                          (unsigned)getuid());
+  }
+  p->sub_start = ranges[0].start;
+  p->sub_count = ranges[0].count;
+  free(ranges);
+  return 0;
+}
+
+/* Without -i (and no terminal) the container reads /dev/null, as with podman; detached, its
+ * output goes to BUNDLE/output. *out_fd keeps the caller's stdout for the id. */
+static int setup_stdio(const struct rrt_run_image_opts *o, const char *bundle, int *out_fd,
+                       struct rrt_error *err)
+{
+  if (!o->interactive && !o->tty) {
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null < 0 || dup2(null, 0) < 0)
+      return rrt_error_errno(err, "/dev/null");
+    close(null);
+  }
+  if (!o->detach)
+    return 0;
+  cleanup_free char *path = xasprintf("%s/output", bundle);
+  int log = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (log < 0)
+    return rrt_error_errno(err, "open %s", path);
+  *out_fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+  if (*out_fd < 0 || dup2(log, 1) < 0 || dup2(log, 2) < 0) {
+    close(log);
+    return rrt_error_errno(err, "redirect the output to %s", path);
+  }
+  close(log);
+  return 0;
+}
+
+static int prepare(const struct rrt_run_image_opts *o, const char *root, const char *store,
+                   const char *id, struct rrt_image *img, struct run_dirs *d, char **config,
+                   struct rrt_error *err)
+{
+  if (rrt_image_open(o->ref, store, img, err) < 0)
+    return -1;
+  struct rrt_run_plan plan = {.id = id, .image = img};
+  if (o->keep_id && keep_id_plan(&plan, err) < 0)
+    return -1;
+  /* The config is made before anything is written, so bad flags leave nothing behind. */
+  d->ctr = xasprintf("%s/containers/%s", store, id);
+  plan.upper = xasprintf("%s/upper", d->ctr);
+  plan.work = xasprintf("%s/work", d->ctr);
+  int r = rrt_run_config(o, &plan, config, err);
+  free((char *)plan.upper);
+  free((char *)plan.work);
+  free(steal_ptr(&d->ctr));
+  if (r < 0 || o->print_config)
+    return r;
+  if (make_container_dirs(store, id, img, d, err) < 0)
+    return -1;
+  return make_bundle(root, id, *config, o->rm, d, err);
+}
+
+int rrt_image_run(const struct rrt_global *g, const struct rrt_run_image_opts *o, int *status,
+                  struct rrt_error *err)
+{
+  cleanup_free char *id = o->name ? xstrdup(o->name) : random_id();
+  if (rrt_state_validate_id(id, err) < 0)
+    return rrt_error_wrap(err, "--name");
+  if (o->detach && o->tty)
+    return rrt_error_msgf(err, EINVAL, "run: -d with -t is not supported (no terminal to attach)");
+  cleanup_free char *root = NULL;
+  if (rrt_state_root(g->root, true, &root, err) < 0)
+    return -1;
+  cleanup_free char *store = rrt_store_path(o->storage);
+  struct rrt_image img = {0};
+  struct run_dirs d = {0};
+  cleanup_free char *config = NULL;
+  int ret = -1, out_fd = -1;
+  if (prepare(o, root, store, id, &img, &d, &config, err) < 0)
+    goto out;
+  if (o->print_config) {
+    printf("%s\n", config);
+    ret = 0;
+    goto out;
+  }
+  if (setup_stdio(o, d.bundle, &out_fd, err) < 0)
+    goto out;
+  struct rrt_create_opts co = {
+      .id = id, .bundle = d.bundle, .detach = o->detach, .foreground = !o->detach};
+  ret = rrt_container_run(g, &co, status, err);
+  if (ret == 0 && o->detach) {
+    dprintf(out_fd, "%s\n", id);
+    goto keep;
+  }
+out:
+  /* Foreground (or failed): the container is gone; its changes stay only without --rm. */
+  run_dirs_remove(&d, ret < 0 || o->rm);
+keep:
+  if (out_fd >= 0)
+    close(out_fd);
+  run_dirs_free(&d);
+  rrt_image_free(&img);
+  return ret;
+}
+
+int rrt_image_forget(const struct rrt_global *g, const char *id, struct rrt_error *err)
+{
+  cleanup_free char *root = NULL;
+  if (rrt_state_root(g->root, false, &root, err) < 0)
+    return -1;
+  struct run_dirs d = {.bundle = xasprintf("%s/" RUN_DIR "/%s", root, id)};
+  cleanup_free char *ctr_file = xasprintf("%s/container-dir", d.bundle);
+  cleanup_free char *mark = xasprintf("%s/remove-on-delete", d.bundle);
+  int ret = 0;
+  if (access(d.bundle, F_OK) == 0) {
+    bool rm = access(mark, F_OK) == 0;
+    if (rm && rrt_read_file(ctr_file, &d.ctr, NULL, NULL) == 0)
+      d.made_ctr = true;
+    run_dirs_remove(&d, rm);
+  }
+  run_dirs_free(&d);
+  return ret;
+}

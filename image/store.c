@@ -1,0 +1,108 @@
+/* store.c: what the per-user store holds (unpacked layers, the kept upper directories of
+ * containers), with sizes, and removing it. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "rootlessrt/state.h"
+#include "rootlessrt/util.h"
+
+static unsigned long long du_total;
+
+static int du_one(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+  (void)path;
+  (void)type;
+  (void)f;
+  du_total += (unsigned long long)st->st_blocks * 512ULL;
+  return 0;
+}
+
+/* Disk usage of a tree (what can be read of it without entering the user namespace). */
+static unsigned long long disk_usage(const char *path)
+{
+  du_total = 0;
+  nftw(path, du_one, 32, FTW_PHYS | FTW_MOUNT);
+  return du_total;
+}
+
+static void human(unsigned long long n, char buf[32])
+{
+  const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)n;
+  size_t i = 0;
+  while (v >= 1024 && i < 4)
+    v /= 1024, i++;
+  snprintf(buf, 32, i ? "%.1f %s" : "%.0f %s", v, u[i]);
+}
+
+static void list_dir(const char *store, const char *sub, const char *kind, bool *any)
+{
+  cleanup_free char *dir = xasprintf("%s/%s", store, sub);
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.')
+      continue;
+    cleanup_free char *p = xasprintf("%s/%s", dir, e->d_name);
+    char size[32];
+    human(disk_usage(p), size);
+    if (!*any)
+      printf("%-10s %-72s %s\n", "KIND", "NAME", "SIZE");
+    *any = true;
+    printf("%-10s %-72s %s\n", kind, e->d_name, size);
+  }
+  closedir(d);
+}
+
+int rrt_store_list(const char *store, struct rrt_error *err)
+{
+  (void)err;
+  bool any = false;
+  list_dir(store, "images", "image", &any);
+  list_dir(store, "layers/sha256", "layer", &any);
+  list_dir(store, "containers", "container", &any);
+  char size[32];
+  human(disk_usage(store), size);
+  if (!any)
+    printf("the store %s is empty\n", store);
+  else
+    printf("%-10s %-72s %s\n", "total", store, size);
+  return 0;
+}
+
+static bool valid_name(const char *s)
+{
+  return *s && strcmp(s, ".") && strcmp(s, "..") && !strchr(s, '/');
+}
+
+/* NAME: a container's kept changes; sha256:HEX or HEX: a layer; an image name: its record. A
+ * container that exists (in ROOT) keeps its upper directory. */
+int rrt_store_remove(const char *store, const char *root, const char *name, struct rrt_error *err)
+{
+  const char *n = strncmp(name, "sha256:", 7) == 0 ? name + 7 : name;
+  if (!valid_name(n))
+    return rrt_error_msgf(err, EINVAL, "store rm: \"%s\" is not a name in the store", name);
+  const char *subs[] = {"containers", "layers/sha256", "images"};
+  for (size_t i = 0; i < 3; i++) {
+    cleanup_free char *p = xasprintf("%s/%s/%s", store, subs[i], n);
+    if (access(p, F_OK) < 0)
+      continue;
+    if (i == 0 && root) {
+      cleanup_free char *st = xasprintf("%s/%s", root, n);
+      if (access(st, F_OK) == 0)
+        return rrt_error_msgf(err, EBUSY, "store rm: container \"%s\" exists: delete it first", n);
+    }
+    return rrt_remove_tree_userns(p, err) < 0 ? rrt_error_wrap(err, "store rm %s", name) : 0;
+  }
+  return rrt_error_msgf(err, ENOENT, "store rm: nothing named \"%s\" in %s", name, store);
+}

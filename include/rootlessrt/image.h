@@ -1,0 +1,83 @@
+/* image.h: the desktop `run` (an image or a root directory on a copy-on-write root), the
+ * per-user image store, and overlay mounts (kernel overlayfs in the user namespace, or
+ * fuse-overlayfs). */
+#ifndef ROOTLESSRT_IMAGE_H
+#define ROOTLESSRT_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rootlessrt/container.h"
+#include "rootlessrt/error.h"
+#include "rootlessrt/spec.h"
+
+/* ---------------------------------------------------------------- overlay mounts */
+
+/* How an overlay is mounted: the annotation rootlessrt.overlay (auto|kernel|fuse), auto when
+ * absent. auto tries the kernel first and falls back to fuse-overlayfs. */
+enum rrt_overlay_mode { RRT_OVERLAY_AUTO, RRT_OVERLAY_KERNEL, RRT_OVERLAY_FUSE };
+int rrt_overlay_mode_parse(const char *s, enum rrt_overlay_mode *mode, struct rrt_error *err);
+
+/* The config's overlay mount on "/", or NULL: it replaces the bind of root.path onto itself. */
+const struct rrt_mount *rrt_overlay_root_mount(const struct rrt_spec *spec);
+
+/* Mounts an overlay on target (a path; relative lowerdir/upperdir/workdir are resolved against
+ * the cwd, the bundle), in the caller's mount namespace. data is the mount's option string
+ * ("lowerdir=A:B,upperdir=U,workdir=W"); userns adds userxattr for the kernel. fuse-overlayfs
+ * runs as a child of the caller, in the container's namespaces, so it ends with them. */
+int rrt_overlay_mount(const struct rrt_spec *spec, bool userns, const char *target,
+                      unsigned long flags, const char *data, struct rrt_error *err);
+
+/* ---------------------------------------------------------------- running in the user namespace */
+
+/* Runs fn(arg) in a child inside a new user namespace with the caller's default maps (0 -> the
+ * caller, 1..N -> its subordinate range), as root there: how the store's files get the ids a
+ * container sees. fn returns 0 or -1 with err set; its message comes back in err. */
+int rrt_userns_call(int (*fn)(void *arg, struct rrt_error *err), void *arg, struct rrt_error *err);
+/* Removes a tree whose files belong to subordinate ids (inside the user namespace). A missing
+ * path is not an error. */
+int rrt_remove_tree_userns(const char *path, struct rrt_error *err);
+
+/* ---------------------------------------------------------------- the desktop `run` */
+
+struct rrt_kv_list {
+  char **v;
+  size_t n;
+};
+
+struct rrt_run_image_opts {
+  const char *ref; /* oci:DIR[:TAG], oci-archive:FILE, docker-archive:FILE, or a root dir */
+  char **cmd;      /* the command after the image (may be empty) */
+  size_t n_cmd;
+  bool rm, detach, interactive, tty, tty_set, read_only, print_config, keep_id;
+  const char *name, *workdir, *user, *hostname, *entrypoint, *network, *storage, *overlay;
+  bool entrypoint_set;
+  struct rrt_kv_list env, env_files, volumes, tmpfs, publish, cap_add, cap_drop, security_opts;
+};
+
+/* True when argv (the `run` verb's arguments, argv[0] = "run") is the desktop form: its first
+ * operand is an image reference (a transport prefix) or a path containing '/'; a container id
+ * can contain neither. */
+bool rrt_run_is_desktop(int argc, char **argv);
+
+/* Runs the image: makes the bundle (a generated config.json) under ROOT/.run/ID, the
+ * container's upper and work directories under the store, and calls the ordinary
+ * create/start/delete path. *status is the container's exit status. */
+int rrt_image_run(const struct rrt_global *g, const struct rrt_run_image_opts *o, int *status,
+                  struct rrt_error *err);
+
+/* After `delete ID`: removes what the desktop run made for ID (its bundle and, when run with
+ * --rm, its upper directory). Nothing to do for other containers. */
+int rrt_image_forget(const struct rrt_global *g, const char *id, struct rrt_error *err);
+
+/* `store ls`: what the store holds (images, layers, containers' kept changes) with sizes. */
+int rrt_store_list(const char *store, struct rrt_error *err);
+/* `store rm NAME`: a container's kept changes, a layer (sha256:HEX) or an image record. A
+ * container that still exists under root keeps its directory. */
+int rrt_store_remove(const char *store, const char *root, const char *name, struct rrt_error *err);
+
+/* The store directory: --storage, else $XDG_DATA_HOME/rootlessrt, else ~/.local/share/rootlessrt.
+ */
+char *rrt_store_path(const char *flag);
+
+#endif
