@@ -44,7 +44,7 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fvisibility=hidden -fno-strict-aliasing -
              -DRRT_LIBEXECDIR='"$(LIBEXECDIR)/rootlessrt"'
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
 
-LIB_SRCS := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard userns/*.c) $(wildcard image/*.c) \
+LIB_SRCS := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard userns/*.c) $(wildcard image/*.c) $(wildcard check/*.c) \
             $(filter-out net/helper_main.c,$(wildcard net/*.c))
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 MAIN_OBJ := $(BUILD)/obj/src/main.o

@@ -65,7 +65,7 @@ static bool same_ns(int fd, const char *self)
 
 /* rootlessrt-net: $ROOTLESSRT_NET_HELPER, else beside this binary, else ../libexec/rootlessrt/
  * from it, else where this build's `make install` puts it. */
-static char *helper_path(void)
+char *rrt_net_helper_path(void)
 {
   const char *env = getenv("ROOTLESSRT_NET_HELPER");
   if (env && *env)
@@ -127,7 +127,7 @@ static __attribute__((noreturn)) void become_helper(int ready_fd, int userns_fd,
   for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
     if (keep[i] >= 0 && fcntl(keep[i], F_SETFD, 0) < 0)
       helper_failed(ready_fd, errno, "(its descriptors)");
-  char *path = helper_path();
+  char *path = rrt_net_helper_path();
   char **argv = xcalloc(13 + cfg->n_ports + 1, sizeof(char *));
   size_t n = 0;
   argv[n++] = path;

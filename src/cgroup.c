@@ -82,6 +82,12 @@ static char *cgroup_dir(const char *cg)
   return r;
 }
 
+char *rrt_cgroup_own_dir(void)
+{
+  cleanup_free char *cg = own_cgroup_path();
+  return cg ? cgroup_dir(cg) : NULL;
+}
+
 static bool writable(const char *dir, const char *file)
 {
   cleanup_free char *p = file ? xasprintf("%s/%s", dir, file) : xstrdup(dir);

@@ -20,6 +20,41 @@ int rrt_cmd_one_id(int argc, char **argv, int first, const char **id, struct rrt
   return 0;
 }
 
+bool rrt_cmd_listing;
+
+void rrt_cmd_print_flags(const char *shortopts, const struct option *longopts)
+{
+  static const char *const arg[] = {"none", "arg", "optional"};
+  for (const struct option *o = longopts; o->name; o++) {
+    if (strcmp(o->name, "list-flags") == 0) /* the listing's own switch */
+      continue;
+    const char *s = o->val > 0 && o->val < 128 ? strchr(shortopts, o->val) : NULL;
+    if (s && o->val != ':' && o->val != '+')
+      printf("--%s -%c %s\n", o->name, o->val, arg[o->has_arg]);
+    else
+      printf("--%s %s\n", o->name, arg[o->has_arg]);
+  }
+  for (const char *s = shortopts; *s; s++) {
+    if (*s == '+' || *s == ':' || *s == '-')
+      continue;
+    bool has_long = false;
+    for (const struct option *o = longopts; o->name; o++)
+      has_long |= o->val == *s;
+    if (!has_long)
+      printf("-%c %s\n", *s, s[1] == ':' ? "arg" : "none");
+  }
+}
+
+int rrt_cmd_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts)
+{
+  if (rrt_cmd_listing) {
+    rrt_cmd_print_flags(shortopts, longopts);
+    fflush(stdout);
+    exit(0);
+  }
+  return getopt_long(argc, argv, shortopts, longopts, NULL);
+}
+
 int rrt_cmd_parse_flags(int argc, char **argv, const char *shortopts, const struct option *longopts,
                         int (*on_flag)(int c, void *arg, struct rrt_error *err), void *arg,
                         bool *help, struct rrt_error *err)
@@ -27,7 +62,7 @@ int rrt_cmd_parse_flags(int argc, char **argv, const char *shortopts, const stru
   optind = 1;
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+  while ((c = rrt_cmd_getopt(argc, argv, shortopts, longopts)) != -1) {
     if (c == 'h') {
       *help = true;
       return 0;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rootlessrt/check.h"
 #include "rootlessrt/cmd.h"
 #include "rootlessrt/image.h"
 #include "rootlessrt/util.h"
@@ -71,7 +72,7 @@ static int parse(int argc, char **argv, bool run, struct rrt_create_opts *o, boo
   optind = 1;
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, run ? "+:b:dp:h" : "+:b:p:h", create_options, NULL)) != -1) {
+  while ((c = rrt_cmd_getopt(argc, argv, run ? "+:b:dp:h" : "+:b:p:h", create_options)) != -1) {
     switch (c) {
     case 'b':
       o->bundle = optarg;
@@ -149,8 +150,8 @@ int rrt_cmd_create(const struct rrt_global *g, int argc, char **argv, struct rrt
   int ret = parse(argc, argv, false, &o, &help, err);
   if (ret == 0 && help)
     rrt_cmd_usage("create");
-  else if (ret == 0)
-    ret = rrt_container_create(g, &o, err);
+  else if (ret == 0 && (ret = rrt_container_create(g, &o, err)) < 0)
+    rrt_check_explain(err);
   opts_free(&o);
   return ret;
 }
@@ -167,7 +168,8 @@ int rrt_cmd_run(const struct rrt_global *g, int argc, char **argv, struct rrt_er
     rrt_cmd_usage("run");
   } else if (ret == 0) {
     o.foreground = !o.detach;
-    ret = rrt_container_run(g, &o, &status, err);
+    if ((ret = rrt_container_run(g, &o, &status, err)) < 0)
+      rrt_check_explain(err);
   }
   opts_free(&o);
   return ret < 0 ? -1 : status;

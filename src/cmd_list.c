@@ -56,7 +56,7 @@ int rrt_cmd_list(const struct rrt_global *g, int argc, char **argv, struct rrt_e
   optind = 1;
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, "+f:qh", opts, NULL)) != -1) {
+  while ((c = rrt_cmd_getopt(argc, argv, "+f:qh", opts)) != -1) {
     if (c == 'f' && strcmp(optarg, "json") == 0)
       json = true;
     else if (c == 'f' && strcmp(optarg, "table") == 0)

@@ -23,7 +23,7 @@ int rrt_cmd_spec(const struct rrt_global *g, int argc, char **argv, struct rrt_e
   optind = 1;
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, "+b:h", opts, NULL)) != -1) {
+  while ((c = rrt_cmd_getopt(argc, argv, "+b:h", opts)) != -1) {
     if (c == 'r')
       explicit_rootless = true;
     else if (c == 'b')

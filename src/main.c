@@ -59,6 +59,8 @@ static const struct verb verbs[] = {
      "list (with sizes) or remove what the image store holds: images, layers, containers' "
      "kept changes"},
     {"features", rrt_cmd_features, "features", "print the features JSON document"},
+    {"check", rrt_cmd_check, "check [--json] [--storage DIR]",
+     "check what rootless containers need here; each problem with the command that fixes it"},
 };
 
 static const struct verb *find_verb(const char *name)
@@ -112,29 +114,33 @@ enum {
   OPT_VERSION,
   OPT_HELP,
   OPT_IGNORED_ARG,
+  OPT_LIST_FLAGS,
+};
+
+#define GLOBAL_SHORTOPTS "+:vh"
+static const struct option global_opts[] = {
+    {"root", required_argument, NULL, OPT_ROOT},
+    {"log", required_argument, NULL, OPT_LOG},
+    {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+    {"debug", no_argument, NULL, OPT_DEBUG},
+    {"rootless", required_argument, NULL, OPT_ROOTLESS},
+    {"systemd-cgroup", no_argument, NULL, OPT_SYSTEMD_CGROUP},
+    {"cgroup-manager", required_argument, NULL, OPT_CGROUP_MANAGER},
+    {"criu", required_argument, NULL, OPT_IGNORED_ARG},
+    {"version", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {"list-flags", no_argument, NULL, OPT_LIST_FLAGS}, /* hidden: tests, shell completion */
+    {NULL, 0, NULL, 0},
 };
 
 static int parse_global(int argc, char **argv, struct rrt_global *g, bool *exit_now,
                         struct rrt_error *err)
 {
-  static const struct option opts[] = {
-      {"root", required_argument, NULL, OPT_ROOT},
-      {"log", required_argument, NULL, OPT_LOG},
-      {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
-      {"debug", no_argument, NULL, OPT_DEBUG},
-      {"rootless", required_argument, NULL, OPT_ROOTLESS},
-      {"systemd-cgroup", no_argument, NULL, OPT_SYSTEMD_CGROUP},
-      {"cgroup-manager", required_argument, NULL, OPT_CGROUP_MANAGER},
-      {"criu", required_argument, NULL, OPT_IGNORED_ARG},
-      {"version", no_argument, NULL, 'v'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0},
-  };
   const char *log_format = "text";
   const char *log_file = NULL;
   int c;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "+:vh", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, GLOBAL_SHORTOPTS, global_opts, NULL)) != -1) {
     switch (c) {
     case OPT_ROOT:
       g->root = optarg;
@@ -171,6 +177,9 @@ static int parse_global(int argc, char **argv, struct rrt_global *g, bool *exit_
       break;
     case OPT_IGNORED_ARG:
       break;
+    case OPT_LIST_FLAGS:
+      rrt_cmd_listing = true;
+      break;
     case 'v':
       version();
       *exit_now = true;
@@ -193,6 +202,15 @@ static int parse_global(int argc, char **argv, struct rrt_global *g, bool *exit_
   return 0;
 }
 
+/* `rootlessrt --list-flags`: "verb NAME" lines, then the global flags (as the verbs' flags). */
+static void list_verbs_and_flags(void)
+{
+  for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+    printf("verb %s\n", verbs[i].name);
+  printf("verb help\n");
+  rrt_cmd_print_flags(GLOBAL_SHORTOPTS, global_opts);
+}
+
 int main(int argc, char **argv)
 {
   struct rrt_global g = {0};
@@ -204,6 +222,10 @@ int main(int argc, char **argv)
     goto fail;
   if (exit_now)
     return 0;
+  if (rrt_cmd_listing && optind >= argc) {
+    list_verbs_and_flags();
+    return 0;
+  }
   if (optind >= argc) {
     usage(stderr);
     return 1;
@@ -223,6 +245,12 @@ int main(int argc, char **argv)
   const struct verb *v = find_verb(name);
   if (!v) {
     rrt_error_msgf(&err, EINVAL, "unknown verb \"%s\" (see rootlessrt --help)", name);
+    goto fail;
+  }
+  if (rrt_cmd_listing) { /* the verb prints its flags at its first getopt and exits */
+    char *only_verb[] = {argv[optind], NULL};
+    (void)v->fn(&g, 1, only_verb, &err);
+    rrt_error_msgf(&err, EINVAL, "%s: parses no flags through rrt_cmd_getopt", name);
     goto fail;
   }
   /* The verbs that put a process into a container run from a sealed copy. */

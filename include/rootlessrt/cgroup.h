@@ -20,6 +20,9 @@
 int rrt_cgroup_create(const char *id, pid_t init, bool disabled, char **path,
                       struct rrt_error *err);
 
+/* The caller's own cgroup v2 directory through a cgroup2 mount (malloc'd), or NULL. */
+char *rrt_cgroup_own_dir(void);
+
 /* At delete: cgroup.kill, wait until it is empty, rmdir. NULL is a no-op.
  * Best effort: what cannot be removed is logged as a warning. */
 void rrt_cgroup_destroy(const char *path);

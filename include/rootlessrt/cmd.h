@@ -27,10 +27,17 @@ int rrt_cmd_pause(const struct rrt_global *g, int argc, char **argv, struct rrt_
 int rrt_cmd_resume(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_update(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_store(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
+int rrt_cmd_check(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_features(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 
 /* Shared by the verbs: exactly one positional argument, the container id. */
 int rrt_cmd_one_id(int argc, char **argv, int first, const char **id, struct rrt_error *err);
+/* getopt_long, for every verb's flag parsing. Under the hidden `rootlessrt --list-flags VERB`
+ * (rrt_cmd_listing set: the tests and shell completions read it) it prints the verb's flags
+ * instead, one a line ("--bundle -b arg", "--quiet -q none"), and exits 0. */
+extern bool rrt_cmd_listing;
+int rrt_cmd_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts);
+void rrt_cmd_print_flags(const char *shortopts, const struct option *longopts);
 /* getopt_long over a verb's flags: -h/--help sets *help; each other flag goes
  * to on_flag; an unknown flag is an error naming it. */
 int rrt_cmd_parse_flags(int argc, char **argv, const char *shortopts, const struct option *longopts,

@@ -58,4 +58,8 @@ char *rrt_net_resolv_conf(const struct rrt_net_config *cfg);
 int rrt_net_start(pid_t init_pid, const struct rrt_net_config *cfg, pid_t *helper_pid,
                   struct rrt_error *err);
 
+/* Where rootlessrt-net is looked for: $ROOTLESSRT_NET_HELPER, beside this binary, in
+ * ../libexec/rootlessrt/ from it, else this build's install path (malloc'd). */
+char *rrt_net_helper_path(void);
+
 #endif
