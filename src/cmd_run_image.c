@@ -141,7 +141,7 @@ static int parse(int argc, char **argv, struct rrt_run_image_opts *o, bool *help
   optind = 1;
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, "+:dite:w:u:v:p:h", run_options, NULL)) != -1) {
+  while ((c = rrt_cmd_getopt(argc, argv, "+:dite:w:u:v:p:h", run_options)) != -1) {
     int r = on_value(c, o, err);
     if (r < 0)
       return -1;

@@ -18,7 +18,7 @@ int rrt_cmd_store(const struct rrt_global *g, int argc, char **argv, struct rrt_
   optind = 1;
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+  while ((c = rrt_cmd_getopt(argc, argv, "+:h", opts)) != -1) {
     if (c == 's') {
       storage = optarg;
     } else if (c == 'h') {

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "rootlessrt/cmd.h"
 #include "rootlessrt/log.h"
@@ -211,6 +213,29 @@ static void list_verbs_and_flags(void)
   rrt_cmd_print_flags(GLOBAL_SHORTOPTS, global_opts);
 }
 
+/* `rootlessrt --list-flags VERB`: the verb prints its flags at its first rrt_cmd_getopt and
+ * exits; run has two forms, each with its table: the runc form's is printed by a child. */
+static void list_flags_of(const struct verb *v, const struct rrt_global *g, char *name)
+{
+  char *only_verb[] = {name, NULL};
+  struct rrt_error e = RRT_ERROR_INIT;
+  if (v->fn == rrt_cmd_run) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+      (void)v->fn(g, 1, only_verb, &e);
+      _exit(1); /* it returned: it printed nothing */
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+      return;
+    (void)rrt_cmd_run_image(g, 1, only_verb, &e);
+  } else {
+    (void)v->fn(g, 1, only_verb, &e);
+  }
+  rrt_error_clear(&e);
+}
+
 int main(int argc, char **argv)
 {
   struct rrt_global g = {0};
@@ -247,9 +272,8 @@ int main(int argc, char **argv)
     rrt_error_msgf(&err, EINVAL, "unknown verb \"%s\" (see rootlessrt --help)", name);
     goto fail;
   }
-  if (rrt_cmd_listing) { /* the verb prints its flags at its first getopt and exits */
-    char *only_verb[] = {argv[optind], NULL};
-    (void)v->fn(&g, 1, only_verb, &err);
+  if (rrt_cmd_listing) {
+    list_flags_of(v, &g, argv[optind]);
     rrt_error_msgf(&err, EINVAL, "%s: parses no flags through rrt_cmd_getopt", name);
     goto fail;
   }
