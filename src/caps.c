@@ -77,9 +77,10 @@ static int cap_parse_name(const char *name, cap_value_t *out)
   return cap_from_name(name, out);
 }
 
-/* Turns the five name lists into masks. Unknown names are errors; names the
- * running kernel lacks are left out (with a warning when warn is set, which
- * only validation does so the child does not repeat it). */
+/* Turns the five name lists into masks. Unknown names and names the running
+ * kernel lacks are left out, with a warning when warn is set (only validation
+ * sets it, so the child does not repeat it): config.md says a value that cannot
+ * be mapped is logged as a warning and is no reason to fail. */
 static int caps_to_masks(const struct rrt_caps *caps, bool warn, struct capmasks *out,
                          struct rrt_error *err)
 {
@@ -91,9 +92,12 @@ static int caps_to_masks(const struct rrt_caps *caps, bool warn, struct capmasks
     const struct rrt_strv *sv = caps_set(caps, s);
     for (size_t i = 0; i < sv->n; i++) {
       cap_value_t v;
-      if (cap_parse_name(sv->v[i], &v) < 0)
-        return rrt_error_set(err, 0, "process.capabilities.%s[%zu]: unknown capability %s",
-                             set_names[s], i, sv->v[i] ? sv->v[i] : "(null)");
+      if (cap_parse_name(sv->v[i], &v) < 0) {
+        if (warn)
+          rrt_warn("process.capabilities.%s[%zu]: unknown capability %s, ignored", set_names[s], i,
+                   sv->v[i] ? sv->v[i] : "(null)");
+        continue;
+      }
       if (v > last || v > 63) {
         if (warn)
           rrt_warn("process.capabilities.%s[%zu]: %s is not known to the running kernel "
@@ -237,14 +241,19 @@ int rrt_caps_apply(const struct rrt_caps *caps, struct rrt_error *err)
     cap_value_t v;
     if (cap_parse_name(amb->v[i], &v) < 0 || !(m.m[SET_AMBIENT] & CAP_BIT(v)))
       continue; /* beyond the kernel's last cap: warned at validation */
+    /* The kernel raises an ambient capability only when it is permitted and inheritable.
+     * buildah lists ambient capabilities with no inheritable set: like a capability the
+     * runtime cannot grant, one it cannot raise is a warning, not a failed container. */
     capmask need = m.m[SET_PERMITTED] & m.m[SET_INHERITABLE];
-    if (!(need & CAP_BIT(v)))
-      return rrt_error_set(err, 0,
-                           "process.capabilities.ambient[%zu]: %s must also be in the "
-                           "permitted and inheritable sets",
-                           i, amb->v[i]);
+    if (!(need & CAP_BIT(v))) {
+      rrt_warn("process.capabilities.ambient[%zu]: %s is not in both the permitted and the "
+               "inheritable sets, not raised",
+               i, amb->v[i]);
+      continue;
+    }
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, (unsigned long)v, 0, 0) < 0)
-      return rrt_error_errno(err, "process.capabilities.ambient[%zu]: raise %s", i, amb->v[i]);
+      rrt_warn("process.capabilities.ambient[%zu]: raise %s: %s, not raised", i, amb->v[i],
+               strerror(errno));
   }
   return 0;
 }

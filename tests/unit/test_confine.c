@@ -138,16 +138,11 @@ static void test_caps_validate(void)
   is_int(rrt_caps_validate(&good, &e), 0, "caps: valid names accepted");
   is_int(rrt_caps_validate(NULL, &e), 0, "caps: NULL accepted");
 
+  /* config.md: a value that cannot be mapped is a warning, not a failure. */
   struct rrt_caps bad = {.bounding = STRV("CAP_CHOWN", "CAP_KILL", "CAP_FOO")};
-  ok(rrt_caps_validate(&bad, &e) < 0, "caps: CAP_FOO rejected");
-  is_str(rrt_error_msg(&e), "process.capabilities.bounding[2]: unknown capability CAP_FOO",
-         "caps: error names set, index and capability");
-  rrt_error_clear(&e);
-
+  is_int(rrt_caps_validate(&bad, &e), 0, "caps: CAP_FOO is skipped (a warning), not an error");
   struct rrt_caps num = {.ambient = STRV("12")};
-  ok(rrt_caps_validate(&num, &e) < 0, "caps: a bare number is not a capability name");
-  is_str(rrt_error_msg(&e), "process.capabilities.ambient[0]: unknown capability 12",
-         "caps: number error text");
+  is_int(rrt_caps_validate(&num, &e), 0, "caps: a bare number is skipped as unknown");
   rrt_error_clear(&e);
 }
 
@@ -288,11 +283,10 @@ static void test_caps_apply(bool have_userns)
                              .ambient = STRV("CAP_KILL")};
   struct caps_case ab = {&amb_bad, 0};
   st = in_child(caps_child, &ab, &out);
-  ok(WIFEXITED(st) && WEXITSTATUS(st) == 5, "caps: ambient without inheritable fails");
-  is_str(out,
-         "apply: process.capabilities.ambient[0]: CAP_KILL must also be in the permitted and "
-         "inheritable sets",
-         "caps: ambient error names the capability");
+  ok(exited0(st), "caps: an ambient capability without inheritable is skipped (buildah's configs)");
+  snprintf(expect, sizeof(expect), "%llx %llx %llx 0 0", BIT(CAP_KILL), BIT(CAP_KILL),
+           BIT(CAP_KILL));
+  is_str(out, expect, "caps: the rest applied, the ambient one not raised");
   free(out);
 
   if (getuid() != 0) {
