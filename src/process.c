@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -182,6 +183,18 @@ static int prepare_cwd(const char *cwd, struct rrt_error *err)
   return 0;
 }
 
+/* The container's processes have a session of their own, as with runc and crun: left in the
+ * caller's process group (conmon's), a kill(-pgid) of the caller's would reach them. With a
+ * terminal, the terminal code makes the session (the pty becomes its controlling terminal). */
+static int own_session(struct rrt_error *err)
+{
+  if (getsid(0) == getpid())
+    return 0;
+  if (setsid() < 0)
+    return rrt_error_errno(err, "setsid");
+  return 0;
+}
+
 int rrt_process_prepare(const struct rrt_spec *spec, struct rrt_error *err)
 {
   const struct rrt_user *u = &spec->process->user;
@@ -199,6 +212,10 @@ int rrt_process_prepare(const struct rrt_spec *spec, struct rrt_error *err)
                             i, u->additional_gids[i]);
   if (prepare_cwd(spec->process->cwd, err) < 0)
     return -1;
+  /* At create already: between create and start, init is what an engine's kill(-pgid) of
+   * its own group must not reach. */
+  if (!spec->process->terminal && own_session(err) < 0)
+    return -1;
   return apply_limits(spec, err);
 }
 
@@ -214,28 +231,41 @@ static bool needs_caps_for_seccomp(const struct rrt_process *proc)
   return true;
 }
 
-int rrt_process_exec(const struct rrt_exec_ctx *x, struct rrt_error *err)
+/* After the switch to a non-root uid (KEEPCAPS kept the permitted set), the effective set is
+ * empty: loading a filter without no_new_privs needs CAP_SYS_ADMIN there, so it is made
+ * effective again for that one call; rrt_caps_apply then sets the configured sets. */
+static int effective_admin(struct rrt_error *err)
+{
+  cap_t c = cap_get_proc();
+  cap_value_t admin = CAP_SYS_ADMIN;
+  int r = c ? cap_set_flag(c, CAP_EFFECTIVE, 1, &admin, CAP_SET) : -1;
+  if (r == 0)
+    r = cap_set_proc(c);
+  int saved = errno;
+  if (c)
+    cap_free(c);
+  errno = saved;
+  if (r < 0)
+    return rrt_error_errno(err, "keep CAP_SYS_ADMIN to load the filter (noNewPrivileges is "
+                                "false)");
+  return 0;
+}
+
+/* Everything but the capabilities, the filter and execve: none of it may run under the
+ * container's seccomp filter, which may deny what the runtime itself needs (getcwd, close_range,
+ * rt_sigaction...). */
+static int before_filter(const struct rrt_exec_ctx *x, char ***envp, struct rrt_error *err)
 {
   const struct rrt_process *proc = x->proc;
-  const struct rrt_seccomp *sc = x->spec->lnx.seccomp;
   if (!x->limits_applied && apply_limits(x->spec, err) < 0)
     return -1;
-  /* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: load it
-   * while we still have it, when the user program will not. */
-  bool early_seccomp = x->filter && needs_caps_for_seccomp(proc);
-  if (early_seccomp && rrt_seccomp_load(x->filter, sc, x->state_json, err) < 0)
-    return rrt_error_wrap(err, "linux.seccomp");
-  if (rrt_caps_prepare(proc->capabilities, err) < 0)
+  if (!proc->terminal && own_session(err) < 0)
     return -1;
-  if (switch_user(x, err) < 0)
-    return -1;
-  if (rrt_caps_apply(proc->capabilities, err) < 0)
-    return -1;
-  if (enter_cwd(proc->cwd, err) < 0)
+  if (rrt_caps_prepare(proc->capabilities, err) < 0 || switch_user(x, err) < 0 ||
+      enter_cwd(proc->cwd, err) < 0)
     return -1;
   umask(proc->user.has_umask ? proc->user.umask : 0022);
-  cleanup_strv char **envp = build_env(proc, x->preserve_fds);
-  const char *path = env_get(&proc->env, "PATH");
+  *envp = build_env(proc, x->preserve_fds);
   int keep[] = {x->report_fd, rrt_seccomp_filter_listener_fd(x->filter)};
   if (rrt_close_fds_from(3 + x->preserve_fds, keep, keep[1] >= 0 ? 2 : 1, err) < 0)
     return -1;
@@ -249,10 +279,31 @@ int rrt_process_exec(const struct rrt_exec_ctx *x, struct rrt_error *err)
     return -1;
   if (proc->no_new_privileges && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return rrt_error_errno(err, "process.noNewPrivileges");
-  if (x->filter && !early_seccomp && rrt_seccomp_load(x->filter, sc, x->state_json, err) < 0)
-    return rrt_error_wrap(err, "linux.seccomp");
   /* Nothing of the runtime's signal handling reaches the program. */
   rrt_reset_signals();
+  return 0;
+}
+
+int rrt_process_exec(const struct rrt_exec_ctx *x, struct rrt_error *err)
+{
+  const struct rrt_process *proc = x->proc;
+  const struct rrt_seccomp *sc = x->spec->lnx.seccomp;
+  cleanup_strv char **envp = NULL;
+  if (before_filter(x, &envp, err) < 0)
+    return -1;
+  /* The filter goes on as late as it can: with no_new_privs (or CAP_SYS_ADMIN in the final
+   * sets) after the capabilities, just before execve; without, loading it needs CAP_SYS_ADMIN,
+   * so it goes on just before the capabilities are set, and capset and prctl are all the
+   * runtime still does under it. */
+  bool early_seccomp = x->filter && needs_caps_for_seccomp(proc);
+  if (early_seccomp &&
+      (effective_admin(err) < 0 || rrt_seccomp_load(x->filter, sc, x->state_json, err) < 0))
+    return rrt_error_wrap(err, "linux.seccomp");
+  if (rrt_caps_apply(proc->capabilities, err) < 0)
+    return -1;
+  if (x->filter && !early_seccomp && rrt_seccomp_load(x->filter, sc, x->state_json, err) < 0)
+    return rrt_error_wrap(err, "linux.seccomp");
+  const char *path = env_get(&proc->env, "PATH");
   /* Where create found it: no failed execve per PATH entry before it. Should it be gone or
    * changed since, the search below decides, as if nothing had been found. */
   if (x->exec_path)
