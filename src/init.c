@@ -193,6 +193,26 @@ out:
   return ret;
 }
 
+/* A namespace of that type, created or joined by path. */
+static bool has_ns(const struct rrt_init_args *ia, int type)
+{
+  if (ia->ns_flags & type)
+    return true;
+  for (size_t i = 0; i < ia->n_join; i++)
+    if (ia->join_types[i] == type)
+      return true;
+  return false;
+}
+
+/* CONTINUE came after the runtime moved init into the container's cgroup: a cgroup namespace
+ * made now has that cgroup as its root, so the container sees "0::/" and nothing above it. */
+static int enter_cgroup_ns(const struct rrt_init_args *ia, struct rrt_error *err)
+{
+  if ((ia->ns_flags & CLONE_NEWCGROUP) && unshare(CLONE_NEWCGROUP) < 0)
+    return rrt_error_errno(err, "unshare the cgroup namespace");
+  return 0;
+}
+
 static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
 {
   int fds[RRT_MAX_JOIN];
@@ -215,18 +235,21 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
   if (open_namespaces(ia, fds, err) < 0 || join_namespaces(ia, fds, err) < 0)
     goto out;
   leave_runtime_cpu(ia);
-  int r = ia->ns_flags ? unshare(ia->ns_flags) : 0;
+  /* The cgroup namespace waits for init to be in its cgroup (see enter_cgroup_ns). */
+  int early = ia->ns_flags & ~CLONE_NEWCGROUP;
+  int r = early ? unshare(early) : 0;
   int unshare_errno = errno;
   restore_cpus(ia); /* init and the container keep the caller's CPUs */
   if (r < 0) {
     errno = unshare_errno;
-    rrt_error_errno(err, "unshare(0x%x)", ia->ns_flags);
+    rrt_error_errno(err, "unshare(0x%x)", early);
     goto out;
   }
   if ((ia->ns_flags & CLONE_NEWTIME) && write_time_offsets(ia->spec, err) < 0)
     goto out;
-  /* A new pid (or time) namespace applies to children only: init is a fork. */
-  if (ia->ns_flags & (CLONE_NEWPID | CLONE_NEWTIME)) {
+  /* A pid (or time) namespace, new or joined, applies to children only: init is a fork, or it
+   * would stay in the caller's, seeing and able to signal every process there. */
+  if (has_ns(ia, CLONE_NEWPID) || has_ns(ia, CLONE_NEWTIME)) {
     pid_t pid = fork();
     if (pid < 0) {
       rrt_error_errno(err, "fork init");
@@ -248,6 +271,8 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
   close(ia->maps_fd);
   ia->maps_fd = -1;
   if (ia->plan->create && become_root(ia->plan, err) < 0)
+    goto out;
+  if (enter_cgroup_ns(ia, err) < 0)
     goto out;
   /* The credential change cleared "dumpable", and our mm still belongs to
    * the initial user namespace (it was forked, not exec'd): without this the
@@ -285,32 +310,22 @@ static void join_session_keyring(bool skip)
   (void)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL, 0, 0, 0);
 }
 
-static bool has_mount_ns(const struct rrt_init_args *ia)
-{
-  if (ia->ns_flags & CLONE_NEWNS)
-    return true;
-  for (size_t i = 0; i < ia->n_join; i++)
-    if (ia->join_types[i] == CLONE_NEWNS)
-      return true;
-  return false;
-}
-
 /* Phase 2, in init: the container's environment, up to the blocked state. */
 static int setup_container(struct rrt_init_args *ia, char **state_json,
                            struct rrt_seccomp_filter **filter, char **exec_path,
                            struct rrt_error *err)
 {
   const struct rrt_spec *spec = ia->spec;
-  if (!has_mount_ns(ia))
+  if (!has_ns(ia, CLONE_NEWNS))
     return rrt_error_msgf(err, EINVAL, "linux.namespaces: a mount namespace is required");
   struct rrt_rootfs_ctx rc = {
       .spec = spec,
       .rootfs = ia->rootfs,
       .userns = !rrt_in_initial_userns(),
       .new_netns = (ia->ns_flags & CLONE_NEWNET) != 0,
-      .new_pidns = (ia->ns_flags & CLONE_NEWPID) != 0,
-      .new_ipcns = (ia->ns_flags & CLONE_NEWIPC) != 0,
-      .new_cgroupns = (ia->ns_flags & CLONE_NEWCGROUP) != 0,
+      .new_pidns = has_ns(ia, CLONE_NEWPID),
+      .new_ipcns = has_ns(ia, CLONE_NEWIPC),
+      .new_cgroupns = has_ns(ia, CLONE_NEWCGROUP),
       .console_slave_fd = -1,
       .resolv_conf = ia->resolv_conf,
   };

@@ -341,3 +341,42 @@ int rrt_make_readonly(int fd, bool recursive, struct rrt_error *err)
     return rrt_error_errno(err, "mount_setattr read-only");
   return rrt_remount_bind(fd, rrt_mount_flags_of(fd) | MS_RDONLY, fd, err);
 }
+
+/* A new superblock (tmpfs, proc, devpts, ...) on a directory inside the rootfs. */
+int rrt_fs_mount(int rootfd, const char *dest, const char *source, const char *type,
+                 unsigned long flags, const char *data, struct rrt_error *err)
+{
+  cleanup_close int dstfd = rrt_open_in_root(rootfd, dest, RRT_CREATE_DIR, err);
+  if (dstfd < 0)
+    return -1;
+  char target[RRT_FD_PATH_MAX];
+  flags &= ~(MS_BIND | MS_REC | MS_REMOUNT);
+  if (mount(source ? source : type, rrt_fd_path(dstfd, target), type, flags, data) < 0)
+    return rrt_error_errno(err, "mount");
+  return 0;
+}
+
+/* A directory is masked by an empty read-only tmpfs, made detached with the
+ * new mount API so that no /proc is needed to name the target. */
+int rrt_mask_dir(int fd, struct rrt_error *err)
+{
+  unsigned int attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+  cleanup_close int fsfd = fsopen("tmpfs", FSOPEN_CLOEXEC);
+  if (fsfd < 0 && errno == ENOSYS) {
+    char target[RRT_FD_PATH_MAX];
+    if (mount("tmpfs", rrt_fd_path(fd, target), "tmpfs",
+              MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+      return rrt_error_errno(err, "mount tmpfs");
+    return 0;
+  }
+  if (fsfd < 0)
+    return rrt_error_errno(err, "fsopen tmpfs");
+  if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return rrt_error_errno(err, "create tmpfs");
+  cleanup_close int mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, attrs);
+  if (mfd < 0)
+    return rrt_error_errno(err, "fsmount tmpfs");
+  if (move_mount(mfd, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return rrt_error_errno(err, "move_mount tmpfs");
+  return 0;
+}

@@ -108,20 +108,6 @@ static int bind_mount(int rootfd, const char *dest, const char *source, bool rec
   return 0;
 }
 
-/* A new superblock (tmpfs, proc, devpts, ...) on a directory inside the rootfs. */
-static int fs_mount(int rootfd, const char *dest, const char *source, const char *type,
-                    unsigned long flags, const char *data, struct rrt_error *err)
-{
-  cleanup_close int dstfd = rrt_open_in_root(rootfd, dest, RRT_CREATE_DIR, err);
-  if (dstfd < 0)
-    return -1;
-  char target[RRT_FD_PATH_MAX];
-  flags &= ~(MS_BIND | MS_REC | MS_REMOUNT);
-  if (mount(source ? source : type, rrt_fd_path(dstfd, target), type, flags, data) < 0)
-    return rrt_error_errno(err, "mount");
-  return 0;
-}
-
 /*
  * proc and sysfs must land on a real directory: were /proc a symlink (to
  * somewhere maskedPaths do not cover) the masks would protect nothing
@@ -167,12 +153,6 @@ static char *strip_gid_option(const char *data)
     strcat(out, tok);
   }
   return out;
-}
-
-static bool host_has_cgroup2(void)
-{
-  struct statfs sf;
-  return statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
 }
 
 /* rro, rnosuid, ...: mount_setattr(AT_RECURSIVE) over the whole new tree.
@@ -263,22 +243,10 @@ static int mount_special(const struct rrt_rootfs_ctx *ctx, int rootfd, const str
   if (streq(type, "overlay"))
     return overlay_mount(ctx, rootfd, dest, o, err);
 
-  if (streq(type, "cgroup") || streq(type, "cgroup2")) {
-    /* Only the unified hierarchy can be mounted per container here; v1 hosts
-     * and user namespaces without an owned cgroup namespace get the host
-     * tree, read-only so the container cannot rearrange the host's cgroups. */
-    if (streq(type, "cgroup2") || host_has_cgroup2()) {
-      const char *data = streq(type, "cgroup2") ? o->data : NULL;
-      r = fs_mount(rootfd, dest, m->source, "cgroup2", o->flags, data, err);
-      if (r == 0)
-        return 0;
-      rrt_debug("mount cgroup2 on %s: %s; binding /sys/fs/cgroup", dest, rrt_error_msg(err));
-      rrt_error_clear(err);
-    }
-    return bind_mount(rootfd, dest, "/sys/fs/cgroup", true, o, MS_RDONLY, err);
-  }
+  if (streq(type, "cgroup") || streq(type, "cgroup2"))
+    return rrt_mount_cgroup(ctx, rootfd, m, o, err);
 
-  r = fs_mount(rootfd, dest, m->source, type, o->flags, o->data, err);
+  r = rrt_fs_mount(rootfd, dest, m->source, type, o->flags, o->data, err);
   if (r == 0 || !ctx->userns)
     return r;
 
@@ -287,8 +255,20 @@ static int mount_special(const struct rrt_rootfs_ctx *ctx, int rootfd, const str
     /* sysfs needs a network namespace owned by our user namespace. */
     rrt_debug("mount sysfs on %s: %s; binding /sys", dest, rrt_error_msg(err));
     rrt_error_clear(err);
-    return bind_mount(rootfd, dest, "/sys", true, o, 0, err);
+    if (bind_mount(rootfd, dest, "/sys", true, o, 0, err) < 0)
+      return -1;
+    /* "ro" means the whole tree; the host's cgroups are the cgroup mount's business. */
+    cleanup_close int fd = rrt_open_in_root(rootfd, dest, RRT_CREATE_NONE, err);
+    if (fd < 0 || ((o->flags & MS_RDONLY) && rrt_make_readonly(fd, true, err) < 0))
+      return -1;
+    return rrt_mask_host_cgroups(rootfd, dest, err);
   }
+  if (streq(type, "proc") && errnum == EPERM && ctx->new_pidns)
+    /* The host's /proc would show, and let it signal, every process outside. */
+    return rrt_error_wrap(err,
+                          "mount proc on %s (the container has a pid namespace, so the host's "
+                          "/proc is not a substitute)",
+                          dest);
   if (streq(type, "proc") && errnum == EPERM) {
     rrt_warn("mount proc on %s: %s; binding the host /proc instead", dest, rrt_error_msg(err));
     rrt_error_clear(err);
@@ -310,7 +290,7 @@ static int mount_special(const struct rrt_rootfs_ctx *ctx, int rootfd, const str
     cleanup_free char *data = strip_gid_option(o->data);
     rrt_debug("mount devpts on %s: %s; retrying without gid=", dest, rrt_error_msg(err));
     rrt_error_clear(err);
-    return fs_mount(rootfd, dest, m->source, type, o->flags, data, err);
+    return rrt_fs_mount(rootfd, dest, m->source, type, o->flags, data, err);
   }
   return r;
 }
@@ -335,6 +315,9 @@ static int mount_one(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct 
     r = rrt_error_set(err, ENOTSUP, "idmapped mounts are not supported");
   } else if (o.bind || streq(m->type, "bind")) {
     r = bind_mount(rootfd, m->destination, m->source, o.rbind, &o, 0, err);
+    /* The host's /sys with a cgroup namespace: its cgroups are not the container's. */
+    if (r == 0 && o.rbind && ctx->new_cgroupns && same_path(m->source, "/sys"))
+      r = rrt_mask_host_cgroups(rootfd, m->destination, err);
   } else if (!m->type || streq(m->type, "none")) {
     r = rrt_error_set(err, EINVAL, "no type and no bind option");
   } else {
@@ -449,31 +432,6 @@ int rrt_rootfs_pivot(const struct rrt_rootfs_ctx *ctx, bool no_pivot, struct rrt
   return 0;
 }
 
-/* A directory is masked by an empty read-only tmpfs, made detached with the
- * new mount API so that no /proc is needed to name the target. */
-static int mask_dir(int fd, struct rrt_error *err)
-{
-  unsigned int attrs = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
-  cleanup_close int fsfd = fsopen("tmpfs", FSOPEN_CLOEXEC);
-  if (fsfd < 0 && errno == ENOSYS) {
-    char target[RRT_FD_PATH_MAX];
-    if (mount("tmpfs", rrt_fd_path(fd, target), "tmpfs",
-              MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-      return rrt_error_errno(err, "mount tmpfs");
-    return 0;
-  }
-  if (fsfd < 0)
-    return rrt_error_errno(err, "fsopen tmpfs");
-  if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-    return rrt_error_errno(err, "create tmpfs");
-  cleanup_close int mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, attrs);
-  if (mfd < 0)
-    return rrt_error_errno(err, "fsmount tmpfs");
-  if (move_mount(mfd, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-    return rrt_error_errno(err, "move_mount tmpfs");
-  return 0;
-}
-
 /* Binds srcfd onto dstfd (which is `path` inside rootfd), optionally made
  * read-only while still detached, so it is never visible writable. */
 static int bind_tree(int rootfd, const char *path, int srcfd, int dstfd, bool readonly,
@@ -531,7 +489,7 @@ static int mask_paths(int rootfd, const struct rrt_strv *paths, struct rrt_error
       return rrt_error_errno(err, "linux.maskedPaths[%zu] (%s): stat", i, p);
     int r;
     if (S_ISDIR(st.st_mode)) {
-      r = mask_dir(fd, err);
+      r = rrt_mask_dir(fd, err);
     } else {
       if (devnull < 0)
         devnull = open_dev_null(rootfd, err);

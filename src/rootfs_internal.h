@@ -1,4 +1,4 @@
-/* rootfs_internal.h: helpers shared by mount.c, rootfs.c and dev.c only. */
+/* rootfs_internal.h: helpers shared by mount.c, mount_cgroup.c, rootfs.c and dev.c only. */
 #ifndef ROOTLESSRT_ROOTFS_INTERNAL_H
 #define ROOTLESSRT_ROOTFS_INTERNAL_H
 
@@ -44,6 +44,23 @@ int rrt_remount_bind(int fd, unsigned long flags, int locked_from, struct rrt_er
 /* Make the mount at fd read-only (recursively when asked), keeping every
  * other flag: mount_setattr(2), or a bind remount on old kernels. */
 int rrt_make_readonly(int fd, bool recursive, struct rrt_error *err);
+
+/* A new superblock (tmpfs, proc, devpts, ...) on `dest` inside the rootfs (created as a
+ * directory when missing). */
+int rrt_fs_mount(int rootfd, const char *dest, const char *source, const char *type,
+                 unsigned long flags, const char *data, struct rrt_error *err);
+
+/* An empty read-only (nosuid, nodev, noexec) tmpfs over the directory at fd. */
+int rrt_mask_dir(int fd, struct rrt_error *err);
+
+/* A cgroup or cgroup2 entry of mounts: read-only unless its options say "rw"; with a cgroup
+ * namespace never a hierarchy above the container's cgroup. In mount_cgroup.c. */
+int rrt_mount_cgroup(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct rrt_mount *m,
+                     const struct rrt_mount_opts *o, struct rrt_error *err);
+
+/* After a bind of the host's /sys onto sys_dest: its fs/cgroup (the host's hierarchies, and
+ * on a hybrid host a writable cgroup2) hidden under an empty read-only tmpfs. */
+int rrt_mask_host_cgroups(int rootfd, const char *sys_dest, struct rrt_error *err);
 
 /* /dev: default devices (when populate_defaults), the standard symlinks,
  * linux.devices and the console. In dev.c. */

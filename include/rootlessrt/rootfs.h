@@ -27,6 +27,8 @@ struct rrt_rootfs_ctx {
   const char *rootfs; /* absolute path of the container root (bundle-resolved) */
   bool userns;        /* we run in a non-initial user namespace: rootless fallbacks */
   bool new_netns;     /* sysfs can be mounted only with an owned netns */
+  /* The container has a namespace of this type (new or joined): no host /proc for a pid one,
+   * no host cgroup tree for a cgroup one. */
   bool new_pidns;
   bool new_ipcns;
   bool new_cgroupns;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # t-root.sh: what real root's containers must not do to the host, each written as the attack:
 # namespaced sysctls without the namespace (the host's value written), a cgroup namespace made
-# before init is in its cgroup, writable cgroup v1 hierarchies. As real root only (run-integration
+# before init is in its cgroup, writable cgroup v1 hierarchies (issue 11). As real root only (run-integration
 # runs this file as root); as anyone else every check skips with the reason.
 # rrt-test-as: root
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
@@ -9,7 +9,48 @@ source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
 if [ "$(id -u)" != 0 ] || [ "$(awk 'NR == 1 {print $1, $2, $3}' /proc/self/uid_map)" != "0 0 4294967295" ]; then
   skip "not real root: these checks are about containers of the host's root" 1
-  done_testing
+  # ---------------------------------------------------------------- cgroups (issue 11, items 3, 4)
+
+# mkdir in every cgroup hierarchy the container sees: a new cgroup under the host's root (or a
+# release_agent write) is the classic v1 escape. Prints "DIR ERROR" per hierarchy.
+mkdir_attack='for d in /sys/fs/cgroup /sys/fs/cgroup/*/; do
+  n=${d%/}/rrt-attack-$1
+  if mkdir "$n" 2>/dev/null; then echo "$d WROTE"; rmdir "$n"; else echo "$d $(rrt-probe write "$n/x" y)"; fi
+done'
+
+# With a cgroup namespace, made after init joined its cgroup: the container's cgroup is its root.
+b=$(rootbundle cgns sh -c 'grep "^0::" /proc/self/cgroup; find /sys/fs/cgroup -mindepth 1 -maxdepth 1 -type d | wc -l')
+cfg "$b" '.mounts |= map(select(.destination != "/sys/fs/cgroup")) +
+  [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["nosuid", "noexec", "nodev"]}]' ||
+  bail_out "cannot edit $b/config.json"
+id=$(new_id cgns)
+run rrt run -b "$b" "$id"
+is "$rc" 0 "cgroup namespace: run"
+[ "$rc" = 0 ] || diag "$err"
+is "$(head -n 1 <<<"$out")" "0::/" "cgroup namespace: the container's own cgroup is its root (0::/)"
+is "$(sed -n 2p <<<"$out")" "0" "cgroup namespace: /sys/fs/cgroup shows no cgroup above or beside its own"
+nothing_left "$id" "$b"
+
+# The same mount, no "ro" asked and no "rw" either: read-only, every hierarchy under it. The
+# container's root has CAP_DAC_OVERRIDE, as docker's default gives it.
+b=$(rootbundle cgro sh -c "$mkdir_attack; grep -E ' - cgroup2? ' /proc/self/mountinfo" sh "$$")
+cfg "$b" '.process.capabilities |= with_entries(.value += ["CAP_DAC_OVERRIDE"]) |
+  .linux.namespaces |= map(select(.type != "cgroup")) | .mounts |= map(select(.destination != "/sys/fs/cgroup")) +
+  [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["nosuid", "noexec", "nodev"]}]' ||
+  bail_out "cannot edit $b/config.json"
+id=$(new_id cgro)
+run rrt run -b "$b" "$id"
+is "$rc" 0 "cgroup v1 hierarchies: run (an attack on each)"
+[ "$rc" = 0 ] || diag "$err"
+has_line "$out" '^/sys/fs/cgroup/[a-z_=]+/ ' "cgroup v1 hierarchies: the container sees some"
+no_line "$out" 'WROTE|ok$' "cgroup v1 hierarchies: no new cgroup anywhere (each read-only)"
+no_line "$out" '^[0-9]+ [0-9]+ [0-9:]+ [^ ]+ [^ ]+ rw' "cgroup v1 hierarchies: every cgroup mount inside is read-only"
+escaped=$(find /sys/fs/cgroup -maxdepth 2 -name "rrt-attack-$$" 2>/dev/null)
+is "$escaped" "" "cgroup v1 hierarchies: nothing made on the host"
+for d in $escaped; do rmdir "$d"; done
+nothing_left "$id" "$b"
+
+done_testing
 fi
 
 # rootbundle NAME ARGS...: a bundle for root: the rootless default config without its user
@@ -80,5 +121,46 @@ id=$(new_id)
 run rrt run -b "$b" "$id"
 is "$rc:$(tr '\t\n' ' ;' <<<"$out")" "0:$new_mq;0 0;" "with ipc and network namespaces the sysctls apply inside"
 is "$(cat /proc/sys/fs/mqueue/queues_max)" "$host_mq" "and the host's fs.mqueue.queues_max is still unchanged"
+
+# ---------------------------------------------------------------- cgroups (issue 11, items 3, 4)
+
+# mkdir in every cgroup hierarchy the container sees: a new cgroup under the host's root (or a
+# release_agent write) is the classic v1 escape. Prints "DIR ERROR" per hierarchy.
+mkdir_attack='for d in /sys/fs/cgroup /sys/fs/cgroup/*/; do
+  n=${d%/}/rrt-attack-$1
+  if mkdir "$n" 2>/dev/null; then echo "$d WROTE"; rmdir "$n"; else echo "$d $(rrt-probe write "$n/x" y)"; fi
+done'
+
+# With a cgroup namespace, made after init joined its cgroup: the container's cgroup is its root.
+b=$(rootbundle cgns sh -c 'grep "^0::" /proc/self/cgroup; find /sys/fs/cgroup -mindepth 1 -maxdepth 1 -type d | wc -l')
+cfg "$b" '.mounts |= map(select(.destination != "/sys/fs/cgroup")) +
+  [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["nosuid", "noexec", "nodev"]}]' ||
+  bail_out "cannot edit $b/config.json"
+id=$(new_id cgns)
+run rrt run -b "$b" "$id"
+is "$rc" 0 "cgroup namespace: run"
+[ "$rc" = 0 ] || diag "$err"
+is "$(head -n 1 <<<"$out")" "0::/" "cgroup namespace: the container's own cgroup is its root (0::/)"
+is "$(sed -n 2p <<<"$out")" "0" "cgroup namespace: /sys/fs/cgroup shows no cgroup above or beside its own"
+nothing_left "$id" "$b"
+
+# The same mount, no "ro" asked and no "rw" either: read-only, every hierarchy under it. The
+# container's root has CAP_DAC_OVERRIDE, as docker's default gives it.
+b=$(rootbundle cgro sh -c "$mkdir_attack; grep -E ' - cgroup2? ' /proc/self/mountinfo" sh "$$")
+cfg "$b" '.process.capabilities |= with_entries(.value += ["CAP_DAC_OVERRIDE"]) |
+  .linux.namespaces |= map(select(.type != "cgroup")) | .mounts |= map(select(.destination != "/sys/fs/cgroup")) +
+  [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["nosuid", "noexec", "nodev"]}]' ||
+  bail_out "cannot edit $b/config.json"
+id=$(new_id cgro)
+run rrt run -b "$b" "$id"
+is "$rc" 0 "cgroup v1 hierarchies: run (an attack on each)"
+[ "$rc" = 0 ] || diag "$err"
+has_line "$out" '^/sys/fs/cgroup/[a-z_=]+/ ' "cgroup v1 hierarchies: the container sees some"
+no_line "$out" 'WROTE|ok$' "cgroup v1 hierarchies: no new cgroup anywhere (each read-only)"
+no_line "$out" '^[0-9]+ [0-9]+ [0-9:]+ [^ ]+ [^ ]+ rw' "cgroup v1 hierarchies: every cgroup mount inside is read-only"
+escaped=$(find /sys/fs/cgroup -maxdepth 2 -name "rrt-attack-$$" 2>/dev/null)
+is "$escaped" "" "cgroup v1 hierarchies: nothing made on the host"
+for d in $escaped; do rmdir "$d"; done
+nothing_left "$id" "$b"
 
 done_testing

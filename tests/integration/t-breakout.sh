@@ -1,0 +1,73 @@
+#!/bin/bash
+# t-breakout.sh: ways out of a rootless container through its namespaces (issue 11), each written
+# as the attack: a pid namespace joined by path that left init in the caller's (the container saw,
+# and could signal, the user's processes), the host's /proc given to a container that has a pid
+# namespace, and the host's cgroup mounts left writable under a /sys bound from the host.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
+source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
+
+# ---------------------------------------------------------------- a pid namespace joined by path
+
+# A holds the namespaces; B joins its user and pid namespaces by path. B's processes must be in
+# A's pid namespace: A's process is pid 1 there, and nothing of the host is in B's /proc.
+b_a=$(mkbundle pidns-a rrt-probe sleep 100)
+id_a=$(new_id pidns-a)
+run rrt run -d -b "$b_a" "$id_a"
+is "$rc" 0 "pid namespace by path: the container holding it runs"
+pid_a=$(state_field "$id_a" .pid)
+b_b=$(mkbundle pidns-b sh -c 'cat /proc/1/cmdline | tr "\0" " "; echo; rrt-probe pid; ls -d /proc/[0-9]* | wc -l')
+cfg "$b_b" '.linux.namespaces |= map(select(.type != "user" and .type != "pid")) +
+  [{type: "user", path: "/proc/\($p)/ns/user"}, {type: "pid", path: "/proc/\($p)/ns/pid"}] |
+  del(.linux.uidMappings, .linux.gidMappings)' --arg p "$pid_a" || bail_out "cannot edit $b_b/config.json"
+id_b=$(new_id pidns-b)
+run rrt run -b "$b_b" "$id_b"
+is "$rc" 0 "pid namespace by path: the joining container runs"
+[ "$rc" = 0 ] || diag "$err"
+is "$(head -n 1 <<<"$out")" "rrt-probe sleep 100 " "pid namespace by path: its pid 1 is the other container's process"
+like "$(sed -n 2p <<<"$out")" '^[2-9]$' "pid namespace by path: its own pid is one of that namespace's"
+like "$(sed -n 3p <<<"$out")" '^[2-4]$' "pid namespace by path: its /proc shows that namespace's processes only"
+unlike "$err" 'binding the host /proc' "pid namespace by path: no host /proc fallback"
+nothing_left "$id_b" "$b_b"
+rrt delete -f "$id_a" >/dev/null 2>&1
+nothing_left "$id_a" "$b_a"
+
+# ---------------------------------------------------------------- no host /proc with a pid namespace
+
+# A fresh proc is refused where the caller's /proc has a locked mount over part of it (here a
+# tmpfs over /proc/sys, made in one user namespace and locked by a nested one, as in a container
+# of a container). The container has a pid namespace: the host's /proc would show it every
+# process outside, so create fails and says why.
+if ! command -v unshare >/dev/null || ! unshare -Urm true 2>/dev/null; then
+  skip "unshare -Urm is not available to make a nested user namespace" 3
+else
+  b=$(mkbundle proc-host sh -c 'cat /proc/1/cmdline; ls -d /proc/[0-9]* | wc -l')
+  cfg "$b" '.linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)' ||
+    bail_out "cannot edit $b/config.json"
+  id=$(new_id proc-host)
+  run unshare -Urm sh -c 'mount -t tmpfs t /proc/sys && exec unshare -Urm "$@"' sh \
+    timeout 30 "$RRT" --root "$RRT_ROOT" run -b "$b" "$id"
+  isnt "$rc" 0 "no host /proc: a container with a pid namespace is refused"
+  like "$err" 'mount proc on /proc .*pid namespace.*host.s /proc' "no host /proc: the error says why"
+  nothing_left "$id" "$b"
+fi
+
+# ---------------------------------------------------------------- the host's cgroups under /sys
+
+# No network namespace: sysfs cannot be mounted, /sys is bound from the host. Its cgroup
+# hierarchies (on a hybrid host a cgroup2 mount among them) must not be writable inside, nor the
+# host's tree visible: an empty read-only tmpfs hides them.
+b=$(mkbundle sysfs-cg sh -c 'grep -E " - cgroup2? " /proc/self/mountinfo; ls -A /sys/fs/cgroup | wc -l; ls /sys/class | wc -l')
+cfg "$b" '.linux.namespaces |= map(select(.type != "network")) |
+  .mounts |= map(select(.destination != "/sys/fs/cgroup" and .destination != "/sys")) +
+  [{destination: "/sys", type: "sysfs", source: "sysfs", options: ["nosuid", "noexec", "nodev", "ro"]}]' ||
+  bail_out "cannot edit $b/config.json"
+id=$(new_id sysfs-cg)
+run rrt run --network host -b "$b" "$id"
+is "$rc" 0 "sysfs bound from the host: run"
+[ "$rc" = 0 ] || diag "$err"
+no_line "$out" '^[0-9]+ [0-9]+ [0-9:]+ [^ ]+ /sys/fs/cgroup[^ ]* rw' "sysfs bound from the host: no writable cgroup mount inside"
+is "$(tail -n 2 <<<"$out" | head -n 1)" "0" "sysfs bound from the host: /sys/fs/cgroup is empty"
+like "$(tail -n 1 <<<"$out")" '^[1-9]' "sysfs bound from the host: the rest of /sys is there"
+nothing_left "$id" "$b"
+
+done_testing
