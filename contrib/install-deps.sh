@@ -47,6 +47,15 @@ if [ "${1:-}" = fuzz ]; then
     need libclang-rt-dev
 fi
 
+# The real engines the tests drive (tests/engines/containerd.sh): containerd with its runc shim
+# (Debian's package pulls runc in) and rootlesskit for its rootless mode. Optional: installed only
+# as root, so an unprivileged build is not stopped by them; without them those checks skip.
+if [ "$(id -u)" -eq 0 ]; then
+  for pair in containerd:containerd containerd-shim-runc-v2:containerd rootlesskit:rootlesskit; do
+    have_cmd "${pair%%:*}" || need "${pair#*:}"
+  done
+fi
+
 # Libraries found through pkg-config.
 for pair in libseccomp:libseccomp-dev libcap:libcap-dev json-c:libjson-c-dev slirp:libslirp-dev \
   glib-2.0:libglib2.0-dev; do

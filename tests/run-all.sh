@@ -94,6 +94,35 @@ else
   rm -f "$pc_log"
 fi
 
+# containerd through its runc shim, as root and rootless under rootlesskit, when containerd is
+# installed (contrib/install-deps.sh installs it as root). Each check counts as one test.
+if [ "${RRT_ASAN:-0}" = 1 ]; then
+  echo "containerd: skipped (not under the sanitizers: the shim's timeouts are tuned for a normal build)"
+  skip=$((skip + 1))
+else
+  cd_log=$(mktemp)
+  bash "$here/engines/containerd.sh" "$build/rootlessrt" >"$cd_log" 2>&1
+  cd_rc=$?
+  grep -E '^(root|rootless): (not ok|ok # SKIP)|# TODO|^ok # SKIP' "$cd_log" | sed 's/^/containerd: /'
+  grep -E '^containerd: skipped' "$cd_log"
+  line=$(grep -E '^containerd: [0-9]+ passed' "$cd_log" | tail -n 1)
+  if [ -z "$line" ]; then
+    grep -E '^containerd: ' "$cd_log"
+    tail -n 20 "$cd_log" | sed 's/^/containerd: /'
+    echo "not ok - containerd.sh printed no summary (exit status $cd_rc)"
+    fail=$((fail + 1))
+  else
+    echo "$line"
+    pass=$((pass + $(count passed "$line")))
+    fail=$((fail + $(count failed "$line")))
+    skip=$((skip + $(count skipped "$line")))
+    if [ "$cd_rc" -ne 0 ] && [ "$(count failed "$line")" -eq 0 ]; then
+      fail=$((fail + 1))
+    fi
+  fi
+  rm -f "$cd_log"
+fi
+
 if [ "$skip" -gt 0 ]; then
   echo "$pass passed, $fail failed, $skip skipped"
 else
