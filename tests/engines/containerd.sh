@@ -316,8 +316,7 @@ fi
 
 # --with-ns pid: of another task: the new container sees d1's processes (pid 1 is its sleep).
 out=$(crun_ w1 --rm --with-ns "pid:/proc/$d1_pid/ns/pid" -- cat /proc/1/cmdline 2>&1 | tr '\0' ' ')
-with_ns_check() { is "$out" "sleep 1000 " "--with-ns pid: the container joins another task's pid namespace"; }
-todo "joining a pid namespace by path is being fixed (issue 13, helper sec-ns)" with_ns_check
+is "$out" "sleep 1000 " "--with-ns pid: the container joins another task's pid namespace"
 
 # A task sharing d1's pid namespace leaves a process behind when its init exits: the shim then
 # runs `kill --all` on it and deletes it; the leftover must not survive (issue 13 item 5).
