@@ -33,8 +33,7 @@ static uint64_t attrs_of(unsigned long flags)
 
 /* The host's /sys/fs/cgroup with every hierarchy under it, cloned detached, made read-only (and
  * nosuid, ... as asked) as a whole, then attached: never visible writable. */
-static int bind_host_tree(int rootfd, const char *dest, unsigned long flags,
-                          struct rrt_error *err)
+static int bind_host_tree(int rootfd, const char *dest, unsigned long flags, struct rrt_error *err)
 {
   cleanup_close int src = open("/sys/fs/cgroup", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (src < 0)
