@@ -203,12 +203,10 @@ static int load_bundle(struct create_ctx *c, struct rrt_error *err)
     return -1;
   if (rrt_spec_parse(c->config_text, len, &c->spec, err) < 0)
     return rrt_error_wrap(err, "%s", cfg);
-  if (!c->spec->process)
-    return rrt_error_msgf(err, EINVAL, "%s: process: required to create a container", cfg);
-  /* Unknown names are the config's error, reported by create (not at start,
-   * by init); names the running kernel lacks are warned about here, once. */
-  if (rrt_caps_validate(c->spec->process->capabilities, err) < 0 ||
-      rrt_lsm_check(c->spec->process, err) < 0)
+  /* Capability names that cannot be mapped are warned about here, once. A config without
+   * process can be created (runtime.md): start is what fails then. */
+  if (c->spec->process && (rrt_caps_validate(c->spec->process->capabilities, err) < 0 ||
+                           rrt_lsm_check(c->spec->process, err) < 0))
     return rrt_error_wrap(err, "%s", cfg);
   cleanup_free char *rootfs = c->spec->root_path[0] == '/'
                                   ? xstrdup(c->spec->root_path)
@@ -257,7 +255,7 @@ static int plan_namespaces(struct create_ctx *c, struct rrt_error *err)
 static int open_console_socket(struct create_ctx *c, struct rrt_error *err)
 {
   c->console_fd = c->terminal_fd = -1;
-  if (!c->spec->process->terminal)
+  if (!c->spec->process || !c->spec->process->terminal)
     return 0;
   if (c->o->console_socket) {
     c->console_fd = rrt_connect_unix(c->o->console_socket, "--console-socket", err);

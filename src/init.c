@@ -351,10 +351,14 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
    * sysctl files read-only. */
   if (rrt_sysctl_apply(spec, err) < 0)
     return -1;
+  /* A missing cwd is made before a read-only root forbids it (process.c). */
+  if (spec->process && rrt_process_prepare_cwd(spec->process, err) < 0)
+    return -1;
   if (rrt_rootfs_finalize(&rc, err) < 0)
     return -1;
-  if (rrt_process_find_exec(spec->process, exec_path, err) < 0 ||
-      rrt_process_prepare(spec, err) < 0)
+  /* runtime.md: a config without process can be created; start is what fails. */
+  if (spec->process && (rrt_process_find_exec(spec->process, exec_path, err) < 0 ||
+                        rrt_process_prepare(spec, err) < 0))
     return -1;
   join_session_keyring(ia->no_new_keyring);
   if (ia->console_fd >= 0 && rrt_terminal_setup(spec->process, ia->console_fd, err) < 0)
@@ -446,6 +450,11 @@ void rrt_init_main(struct rrt_init_args *ia)
   if (ia->sync_fd >= 0)
     close(ia->sync_fd);
 
+  if (!ia->spec->process) {
+    rrt_error_msgf(&err, EINVAL, "process: config.json has no process to start");
+    rrt_sync_send_error(conn, &err);
+    _exit(1);
+  }
   if (ia->spec->hooks[RRT_HOOK_START_CONTAINER].n > 0 &&
       rrt_hooks_run(ia->spec, RRT_HOOK_START_CONTAINER, state_json, &err) < 0) {
     rrt_sync_send_error(conn, &err);

@@ -26,13 +26,44 @@ static const char *env_get(const struct rrt_strv *env, const char *name)
   return NULL;
 }
 
+/* The home directory of uid in the container's /etc/passwd, "/" when it has no entry (or no
+ * file), as runc, crun and youki do. Read in the container's mount namespace, before the user
+ * switch. */
+static char *passwd_home(uid_t uid)
+{
+  cleanup_free char *text = NULL;
+  if (rrt_read_file("/etc/passwd", &text, NULL, NULL) < 0)
+    return xstrdup("/");
+  char *save = NULL;
+  for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    /* name:password:uid:gid:gecos:home:shell */
+    char *f[7] = {0};
+    size_t nf = 0;
+    for (char *p = line; nf < 7; p++) {
+      f[nf++] = p;
+      p = strchr(p, ':');
+      if (!p)
+        break;
+      *p = '\0';
+    }
+    long long id;
+    if (nf >= 6 && rrt_parse_i64(f[2], &id) == 0 && id == (long long)uid && f[5][0] == '/')
+      return xstrdup(f[5]);
+  }
+  return xstrdup("/");
+}
+
 /* process.env, with LISTEN_PID fixed up when fds are handed over (sd_listen_fds
- * checks that the pid is its own). */
+ * checks that the pid is its own), and HOME from /etc/passwd when it has none. */
 static char **build_env(const struct rrt_process *proc, int preserve_fds)
 {
   size_t n = proc->env.n;
-  char **envp = xcalloc(n + 3, sizeof(char *));
+  char **envp = xcalloc(n + 4, sizeof(char *));
   size_t k = 0;
+  if (!env_get(&proc->env, "HOME")) {
+    cleanup_free char *home = passwd_home(proc->user.uid);
+    envp[k++] = xasprintf("HOME=%s", home);
+  }
   bool has_listen_fds = env_get(&proc->env, "LISTEN_FDS") != NULL;
   for (size_t i = 0; i < n; i++) {
     if (has_listen_fds && strncmp(proc->env.v[i], "LISTEN_PID=", 11) == 0)
@@ -157,8 +188,9 @@ static bool id_mapped(const char *file, uint32_t id)
   return false;
 }
 
-static int prepare_cwd(const char *cwd, struct rrt_error *err)
+int rrt_process_prepare_cwd(const struct rrt_process *proc, struct rrt_error *err)
 {
+  const char *cwd = proc->cwd;
   struct stat st;
   if (stat(cwd, &st) == 0) {
     if (!S_ISDIR(st.st_mode))
@@ -210,8 +242,6 @@ int rrt_process_prepare(const struct rrt_spec *spec, struct rrt_error *err)
                             "process.user.additionalGids[%zu] %u: not mapped in the container's "
                             "user namespace",
                             i, u->additional_gids[i]);
-  if (prepare_cwd(spec->process->cwd, err) < 0)
-    return -1;
   /* At create already: between create and start, init is what an engine's kill(-pgid) of
    * its own group must not reach. */
   if (!spec->process->terminal && own_session(err) < 0)
@@ -261,11 +291,11 @@ static int before_filter(const struct rrt_exec_ctx *x, char ***envp, struct rrt_
     return -1;
   if (!proc->terminal && own_session(err) < 0)
     return -1;
+  *envp = build_env(proc, x->preserve_fds); /* as root: /etc/passwd may be unreadable after */
   if (rrt_caps_prepare(proc->capabilities, err) < 0 || switch_user(x, err) < 0 ||
       enter_cwd(proc->cwd, err) < 0)
     return -1;
   umask(proc->user.has_umask ? proc->user.umask : 0022);
-  *envp = build_env(proc, x->preserve_fds);
   int keep[] = {x->report_fd, rrt_seccomp_filter_listener_fd(x->filter)};
   if (rrt_close_fds_from(3 + x->preserve_fds, keep, keep[1] >= 0 ? 2 : 1, err) < 0)
     return -1;

@@ -66,10 +66,12 @@ struct rrt_exec_ctx {
   bool limits_applied;               /* init did rlimits & co. at create already */
   const char *exec_path;             /* args[0] as create found it in PATH, or NULL */
 };
+/* At create, in init after pivot_root and before the read-only remount of
+ * the root: process.cwd, made when missing, refused when not a directory. */
+int rrt_process_prepare_cwd(const struct rrt_process *proc, struct rrt_error *err);
 /* At create, in init after pivot_root: what runc and crun also refuse at
  * create rather than at start: process.user ids that the user namespace does
- * not map, a process.cwd that is not a directory (a missing one is made),
- * rlimits, oomScoreAdj, personality, ioPriority and scheduler (applied now:
+ * not map, rlimits, oomScoreAdj, personality, ioPriority and scheduler (applied now:
  * they survive execve). */
 int rrt_process_prepare(const struct rrt_spec *spec, struct rrt_error *err);
 /* At create, in the container's root: process.args[0] exists (PATH search

@@ -215,7 +215,9 @@ crun '.process.cwd = "/tmp"' -- rrt-probe cwd
 is "$out" /tmp "process.cwd /tmp"
 crun '.process.cwd = "/etc/../var/tmp"' -- rrt-probe cwd
 is "$out" /var/tmp "process.cwd /etc/../var/tmp -> /var/tmp"
-failed_run "a missing cwd" 'process\.cwd.*/no/such/dir' '.process.cwd = "/no/such/dir"'
+crun '.process.cwd = "/no/such/dir"' -- rrt-probe cwd
+is "$rc:$out" "0:/no/such/dir" "a missing cwd is made, read-only root or not (as runc and crun)"
+failed_run "a cwd that is a file" 'process\.cwd.*/etc/passwd.*not a directory' '.process.cwd = "/etc/passwd"'
 
 # ---------------------------------------------------------------- fds
 

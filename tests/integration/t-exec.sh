@@ -106,7 +106,7 @@ cat >"$pf" <<'JSON'
 JSON
 run rrt exec --process "$pf" "$id"
 is "$rc" 0 "--process FILE"
-is "$out" $'ONLY=this\nPATH=/bin' "exactly the env of the process file"
+is "$out" $'HOME=/root\nONLY=this\nPATH=/bin' "exactly the env of the process file (and HOME from /etc/passwd)"
 jq '.args = ["rrt-probe", "caps"]' "$pf" >"$pf.caps"
 run rrt exec --process "$pf.caps" "$id"
 is "$(caps_of CapEff "$out")" "0000000000000020" "caps drop: only CAP_KILL from the process file"
