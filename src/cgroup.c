@@ -1,21 +1,83 @@
-/* cgroup.c: the container's cgroup v2 directory inside a delegated subtree:
- * create, enter, freeze, list, kill, resource updates. */
+/* cgroup.c: where a container's cgroups are: the hierarchies of this mount namespace, the
+ * caller's own cgroups, linux.cgroupsPath; create, enter, freeze, processes, kill, cleanup.
+ * Limits are cgroup_res.c's, device rules cgroup_dev.c's. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup_internal.h"
 #include "rootlessrt/cgroup.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/util.h"
+
+static const char *const v1_names[RRT_CG_V1_N] = {"cpu",     "cpuacct", "cpuset",  "memory",
+                                                  "pids",    "freezer", "devices", "blkio",
+                                                  "hugetlb", "net_cls", "net_prio"};
+
+const char *rrt_cgroup_v1_name(enum rrt_cg_v1 c)
+{
+  return v1_names[c];
+}
+
+static int v1_index(const char *name)
+{
+  for (int i = 0; i < RRT_CG_V1_N; i++)
+    if (strcmp(v1_names[i], name) == 0)
+      return i;
+  return -1;
+}
+
+/* ---------------------------------------------------------------- interface files */
+
+int rrt_cg_write(const char *dir, const char *file, const char *value, struct rrt_error *err)
+{
+  cleanup_free char *p = xasprintf("%s/%s", dir, file);
+  cleanup_close int fd = open(p, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return rrt_error_errno(err, "open %s", p);
+  ssize_t w;
+  do
+    w = write(fd, value, strlen(value));
+  while (w < 0 && errno == EINTR);
+  if (w < 0)
+    return rrt_error_errno(err, "write \"%s\" to %s", value, p);
+  return 0;
+}
+
+char *rrt_cg_read(const char *dir, const char *file)
+{
+  cleanup_free char *p = xasprintf("%s/%s", dir, file);
+  char *text = NULL;
+  if (rrt_read_file(p, &text, NULL, NULL) < 0)
+    return NULL;
+  size_t n = strlen(text);
+  while (n > 0 && text[n - 1] == '\n')
+    text[--n] = '\0';
+  return text;
+}
+
+bool rrt_cg_has(const char *dir, const char *file)
+{
+  cleanup_free char *p = xasprintf("%s/%s", dir, file);
+  return access(p, F_OK) == 0;
+}
+
+static void sleep_ms(long ms)
+{
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* ---------------------------------------------------------------- hierarchies */
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo. */
 static void unescape_octal(char *s)
@@ -33,130 +95,611 @@ static void unescape_octal(char *s)
   *w = '\0';
 }
 
-/* The caller's cgroup v2 path ("0::/a/b" in /proc/self/cgroup). */
-static char *own_cgroup_path(void)
+struct mnt {
+  char *root, *point, *type, *opts;
+};
+
+static bool path_under(const char *p, const char *dir)
 {
+  size_t n = strlen(dir);
+  if (strcmp(dir, "/") == 0)
+    return true;
+  return strncmp(p, dir, n) == 0 && (p[n] == '/' || p[n] == '\0');
+}
+
+static size_t read_mounts(struct mnt **out)
+{
+  cleanup_fclose FILE *f = fopen("/proc/self/mountinfo", "re");
+  *out = NULL;
+  if (!f)
+    return 0;
+  char *line = NULL;
+  size_t cap = 0, n = 0, vcap = 0;
+  while (getline(&line, &cap, f) > 0) {
+    char root[PATH_MAX], point[PATH_MAX], type[64], opts[1024];
+    char *sep = strstr(line, " - ");
+    if (!sep || sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2 ||
+        sscanf(sep + 3, "%63s %*s %1023s", type, opts) != 2)
+      continue;
+    if (strcmp(type, "cgroup") != 0 && strcmp(type, "cgroup2") != 0) {
+      /* Still needed: a later mount over a cgroup mount's parent hides it. */
+      strcpy(type, "other");
+    }
+    unescape_octal(root);
+    unescape_octal(point);
+    if (n == vcap) {
+      vcap = vcap ? vcap * 2 : 32;
+      *out = xrealloc(*out, vcap * sizeof(**out));
+    }
+    (*out)[n++] = (struct mnt){xstrdup(root), xstrdup(point), xstrdup(type), xstrdup(opts)};
+  }
+  free(line);
+  return n;
+}
+
+/* A mount is hidden by any later one on its mount point or above it. */
+static bool hidden(const struct mnt *v, size_t n, size_t i)
+{
+  for (size_t j = i + 1; j < n; j++)
+    if (path_under(v[i].point, v[j].point))
+      return true;
+  return false;
+}
+
+static void take_v1(struct rrt_cg_mounts *m, const struct mnt *x)
+{
+  cleanup_free char *opts = xstrdup(x->opts);
+  char *save = NULL;
+  for (char *o = strtok_r(opts, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+    int i = v1_index(o);
+    if (i >= 0 && !m->v1_mnt[i]) {
+      m->v1_mnt[i] = xstrdup(x->point);
+      m->v1_root[i] = xstrdup(x->root);
+    }
+  }
+}
+
+/* The cgroup2 mount is the one at /sys/fs/cgroup when there is one (a hybrid host hides another
+ * at /sys/fs/cgroup/unified), else the first visible one. */
+void rrt_cg_mounts_read(struct rrt_cg_mounts *m)
+{
+  memset(m, 0, sizeof(*m));
+  struct mnt *v = NULL;
+  size_t n = read_mounts(&v);
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(v[i].type, "other") == 0 || hidden(v, n, i))
+      continue;
+    if (strcmp(v[i].type, "cgroup") == 0) {
+      take_v1(m, &v[i]);
+    } else if (!m->v2_mnt || strcmp(v[i].point, "/sys/fs/cgroup") == 0) {
+      free(m->v2_mnt);
+      free(m->v2_root);
+      m->v2_mnt = xstrdup(v[i].point);
+      m->v2_root = xstrdup(v[i].root);
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    free(v[i].root);
+    free(v[i].point);
+    free(v[i].type);
+    free(v[i].opts);
+  }
+  free(v);
+}
+
+void rrt_cg_mounts_free(struct rrt_cg_mounts *m)
+{
+  free(m->v2_mnt);
+  free(m->v2_root);
+  for (int i = 0; i < RRT_CG_V1_N; i++) {
+    free(m->v1_mnt[i]);
+    free(m->v1_root[i]);
+  }
+}
+
+/* The caller's own cgroups from /proc/self/cgroup: "0::/a" (v2) and "N:memory,...:/b" (v1). */
+struct own {
+  char *v2;
+  char *v1[RRT_CG_V1_N];
+};
+
+static void own_read(struct own *w)
+{
+  memset(w, 0, sizeof(*w));
   cleanup_fclose FILE *f = fopen("/proc/self/cgroup", "re");
   if (!f)
-    return NULL;
+    return;
   char *line = NULL;
   size_t cap = 0;
-  char *r = NULL;
   while (getline(&line, &cap, f) > 0) {
-    if (strncmp(line, "0::", 3) == 0) {
-      line[strcspn(line, "\n")] = '\0';
-      r = xstrdup(line + 3);
-      break;
+    line[strcspn(line, "\n")] = '\0';
+    char *c1 = strchr(line, ':');
+    char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c2)
+      continue;
+    *c2 = '\0';
+    if (strcmp(line, "0:") == 0 && c1[1] == '\0') {
+      free(w->v2);
+      w->v2 = xstrdup(c2 + 1);
+      continue;
+    }
+    char *save = NULL;
+    for (char *o = strtok_r(c1 + 1, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+      int i = v1_index(o);
+      if (i >= 0 && !w->v1[i])
+        w->v1[i] = xstrdup(c2 + 1);
     }
   }
   free(line);
-  return r;
 }
 
-/* The directory of cgroup `cg` through a cgroup2 mount of ours whose root
- * holds it (a mount of a sub-tree, as in a cgroup namespace, has root != /). */
-static char *cgroup_dir(const char *cg)
+static void own_free(struct own *w)
 {
-  cleanup_fclose FILE *f = fopen("/proc/self/mountinfo", "re");
-  if (!f)
+  free(w->v2);
+  for (int i = 0; i < RRT_CG_V1_N; i++)
+    free(w->v1[i]);
+}
+
+/* The directory of cgroup `cg` through a mount whose root holds it (a mount of a sub-tree, as in
+ * a cgroup namespace, has root != /); NULL when that mount does not show it. */
+static char *dir_of(const char *mnt, const char *root, const char *cg)
+{
+  if (!mnt || !cg || !path_under(cg, root))
     return NULL;
-  char *line = NULL;
-  size_t cap = 0;
-  char *r = NULL;
-  while (!r && getline(&line, &cap, f) > 0) {
-    char *sep = strstr(line, " - ");
-    if (!sep || strncmp(sep + 3, "cgroup2 ", 8) != 0)
-      continue;
-    char root[PATH_MAX], mnt[PATH_MAX];
-    if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2)
-      continue;
-    unescape_octal(root);
-    unescape_octal(mnt);
-    size_t n = strlen(root);
-    if (strcmp(root, "/") == 0)
-      r = xasprintf("%s%s", mnt, strcmp(cg, "/") == 0 ? "" : cg);
-    else if (strncmp(cg, root, n) == 0 && (cg[n] == '/' || cg[n] == '\0'))
-      r = xasprintf("%s%s", mnt, cg + n);
+  const char *rest = strcmp(root, "/") == 0 ? cg : cg + strlen(root);
+  if (strcmp(rest, "/") == 0)
+    rest = "";
+  return xasprintf("%s%s", mnt, rest);
+}
+
+/* ---------------------------------------------------------------- cgroupsPath */
+
+/*
+ * linux.cgroupsPath for the cgroupfs driver: "/a/b" (from the mount's root) or "a/b" (from the
+ * caller's cgroup), normalised into *rel (no leading slash). Refused: empty, "." or "..",
+ * control characters, the systemd "slice:prefix:name" form, the root itself.
+ */
+static int check_path(const char *p, bool *absolute, char **rel, struct rrt_error *err)
+{
+  if (!*p)
+    return rrt_error_msgf(err, EINVAL, "linux.cgroupsPath: empty");
+  if (p[0] != '/' && strchr(p, ':'))
+    return rrt_error_msgf(err, EINVAL,
+                          "linux.cgroupsPath \"%s\": a systemd slice:prefix:name path needs "
+                          "--systemd-cgroup; the cgroupfs manager takes /absolute or relative/path",
+                          p);
+  if (strlen(p) >= PATH_MAX / 2)
+    return rrt_error_msgf(err, ENAMETOOLONG, "linux.cgroupsPath: too long");
+  for (const char *c = p; *c; c++)
+    if ((unsigned char)*c < 0x20 || *c == 0x7f)
+      return rrt_error_msgf(err, EINVAL, "linux.cgroupsPath: holds a control character");
+  *absolute = p[0] == '/';
+  cleanup_free char *copy = xstrdup(p);
+  char *out = xcalloc(1, strlen(p) + 1);
+  char *save = NULL;
+  for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+    if (strcmp(c, ".") == 0 || strcmp(c, "..") == 0) {
+      free(out);
+      return rrt_error_msgf(err, EINVAL, "linux.cgroupsPath \"%s\": \"%s\" is not allowed", p, c);
+    }
+    if (strlen(c) > NAME_MAX) {
+      free(out);
+      return rrt_error_msgf(err, ENAMETOOLONG, "linux.cgroupsPath: a component is too long");
+    }
+    if (*out)
+      strcat(out, "/");
+    strcat(out, c);
   }
-  free(line);
-  return r;
-}
-
-char *rrt_cgroup_own_dir(void)
-{
-  cleanup_free char *cg = own_cgroup_path();
-  return cg ? cgroup_dir(cg) : NULL;
-}
-
-static bool writable(const char *dir, const char *file)
-{
-  cleanup_free char *p = file ? xasprintf("%s/%s", dir, file) : xstrdup(dir);
-  return faccessat(AT_FDCWD, p, W_OK, AT_EACCESS) == 0;
-}
-
-static int write_at(const char *dir, const char *file, const char *value, struct rrt_error *err)
-{
-  cleanup_free char *p = xasprintf("%s/%s", dir, file);
-  cleanup_close int fd = open(p, O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    return rrt_error_errno(err, "open %s", p);
-  ssize_t w;
-  do
-    w = write(fd, value, strlen(value));
-  while (w < 0 && errno == EINTR);
-  if (w < 0)
-    return rrt_error_errno(err, "write \"%s\" to %s", value, p);
+  if (!*out) {
+    free(out);
+    return rrt_error_msgf(err, EINVAL, "linux.cgroupsPath \"%s\": names the root cgroup", p);
+  }
+  *rel = out;
   return 0;
 }
 
-int rrt_cgroup_enter(const char *path, pid_t pid, struct rrt_error *err)
+/* ---------------------------------------------------------------- create */
+
+static bool word_in(const char *list, const char *word)
+{
+  size_t n = strlen(word);
+  for (const char *p = list; (p = strstr(p, word)); p += n)
+    if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0' || p[n] == '\n'))
+      return true;
+  return false;
+}
+
+/* cgroup v2: every controller dir has is turned on for its children. Refused (EBUSY) where dir
+ * holds processes, as the caller's own cgroup does: then what the delegation enabled is all. */
+static void enable_controllers(const char *dir)
+{
+  cleanup_free char *avail = rrt_cg_read(dir, "cgroup.controllers");
+  cleanup_free char *on = rrt_cg_read(dir, "cgroup.subtree_control");
+  if (!avail)
+    return;
+  char *save = NULL;
+  for (char *c = strtok_r(avail, " ", &save); c; c = strtok_r(NULL, " ", &save)) {
+    if (on && word_in(on, c))
+      continue;
+    cleanup_free char *w = xasprintf("+%s", c);
+    struct rrt_error e = RRT_ERROR_INIT;
+    if (rrt_cg_write(dir, "cgroup.subtree_control", w, &e) < 0)
+      rrt_debug("cgroup: %s", rrt_error_msg(&e));
+    rrt_error_clear(&e);
+  }
+}
+
+/* cgroup v1 cpuset: a new cgroup starts with no cpus and no mems, which refuses every process. */
+static void inherit_cpuset(const char *parent, const char *child)
+{
+  static const char *const files[] = {"cpuset.cpus", "cpuset.mems"};
+  for (size_t i = 0; i < 2; i++) {
+    cleanup_free char *mine = rrt_cg_read(child, files[i]);
+    cleanup_free char *theirs = rrt_cg_read(parent, files[i]);
+    if (mine && !*mine && theirs && *theirs)
+      rrt_cg_write(child, files[i], theirs, NULL);
+  }
+}
+
+/* base/rel, made level by level. */
+static int mkdir_levels(const char *base, const char *rel, bool v2, bool cpuset, char **leaf,
+                        struct rrt_error *err)
+{
+  char *dir = xstrdup(base);
+  cleanup_free char *copy = xstrdup(rel);
+  char *save = NULL;
+  for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+    if (v2)
+      enable_controllers(dir);
+    char *next = xasprintf("%s/%s", dir, c);
+    if (mkdir(next, 0755) < 0 && errno != EEXIST) {
+      int e = errno;
+      free(dir);
+      rrt_error_set(err, e, "mkdir %s", next);
+      free(next);
+      return -1;
+    }
+    if (cpuset)
+      inherit_cpuset(dir, next);
+    free(dir);
+    dir = next;
+  }
+  *leaf = dir;
+  return 0;
+}
+
+/* A cgroup that already holds processes is someone else's: the container is not put with them
+ * (and delete would kill them). */
+static int check_empty(const char *dir, bool v2, struct rrt_error *err)
+{
+  cleanup_free char *ev = v2 ? rrt_cg_read(dir, "cgroup.events") : NULL;
+  cleanup_free char *procs = v2 ? NULL : rrt_cg_read(dir, "cgroup.procs");
+  if ((ev && strstr(ev, "populated 1")) || (procs && *procs))
+    return rrt_error_msgf(err, EBUSY,
+                          "linux.cgroupsPath: cgroup %s already holds processes; give the "
+                          "container a cgroup of its own",
+                          dir);
+  return 0;
+}
+
+static bool denied(int e)
+{
+  return e == EACCES || e == EPERM || e == EROFS;
+}
+
+/* The container's cgroup2 directory. Unprivileged without a delegated cgroup there, *why says
+ * so and cg->v2 stays NULL. */
+static int create_v2(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts *m,
+                     const struct own *w, const char *rel, bool absolute, struct rrt_cgroup *cg,
+                     char **why, struct rrt_error *err)
+{
+  if (!m->v2_mnt) {
+    *why = xstrdup("cgroup v2 is not mounted here");
+    return 0;
+  }
+  cleanup_free char *base = absolute ? xstrdup(m->v2_mnt) : dir_of(m->v2_mnt, m->v2_root, w->v2);
+  if (!base) {
+    *why = xasprintf("the caller's cgroup v2 is not under the cgroup2 mount %s", m->v2_mnt);
+    return 0;
+  }
+  if (!o->privileged && !absolute && faccessat(AT_FDCWD, base, W_OK, AT_EACCESS) < 0) {
+    *why = xasprintf("the caller's cgroup %s is not delegated to this user", base);
+    return 0;
+  }
+  char *leaf = NULL;
+  if (mkdir_levels(base, rel, true, false, &leaf, err) < 0) {
+    if (o->privileged || !denied(err->errnum))
+      return rrt_error_wrap(err, "cgroup");
+    *why = xasprintf("%s (not delegated to this user)", rrt_error_msg(err));
+    rrt_error_clear(err);
+    return 0;
+  }
+  cg->v2 = leaf;
+  return check_empty(leaf, true, err);
+}
+
+/* As real root on a legacy or hybrid host: the same path in every v1 controller present. */
+static int create_v1(const struct rrt_cg_mounts *m, const struct own *w, const char *rel,
+                     bool absolute, struct rrt_cgroup *cg, struct rrt_error *err)
+{
+  for (int i = 0; i < RRT_CG_V1_N; i++) {
+    if (!m->v1_mnt[i])
+      continue;
+    for (int j = 0; j < i; j++) /* co-mounted (cpu,cpuacct): one directory */
+      if (m->v1_mnt[j] && strcmp(m->v1_mnt[j], m->v1_mnt[i]) == 0 && cg->v1[j])
+        cg->v1[i] = xstrdup(cg->v1[j]);
+    if (cg->v1[i])
+      continue;
+    cleanup_free char *base =
+        absolute ? xstrdup(m->v1_mnt[i]) : dir_of(m->v1_mnt[i], m->v1_root[i], w->v1[i]);
+    if (!base)
+      continue;
+    if (mkdir_levels(base, rel, false, i == RRT_CG_CPUSET, &cg->v1[i], err) < 0)
+      return rrt_error_wrap(err, "cgroup %s", v1_names[i]);
+    if (check_empty(cg->v1[i], false, err) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+static bool any_v1(const struct rrt_cgroup *cg)
+{
+  for (int i = 0; i < RRT_CG_V1_N; i++)
+    if (cg->v1[i])
+      return true;
+  return false;
+}
+
+bool rrt_cgroup_has_device_rules(const char *resources_json)
+{
+  if (!resources_json)
+    return false;
+  json_object *res = json_tokener_parse(resources_json), *d = NULL;
+  bool r = res && json_object_object_get_ex(res, "devices", &d) &&
+           json_object_is_type(d, json_type_array) && json_object_array_length(d) > 0;
+  json_object_put(res);
+  return r;
+}
+
+/* No cgroup for the container: fine, unless it asked for what only a cgroup gives. */
+static int without_cgroup(const struct rrt_cgroup_opts *o, const char *why, struct rrt_error *err)
+{
+  rrt_debug("cgroup: no cgroup for the container: %s", why);
+  if (o->privileged && rrt_cgroup_has_device_rules(o->resources_json))
+    return rrt_error_msgf(err, ENOTSUP,
+                          "linux.resources.devices: the device rules cannot be enforced: %s", why);
+  if (!o->has_limits)
+    return 0;
+  struct rrt_cgroup none = {0};
+  if (rrt_cgroup_update(&none, o->resources_json, false, err) < 0)
+    return rrt_error_wrap(err, "linux.resources (%s)", why);
+  return 0;
+}
+
+static int create_cgroupfs(const struct rrt_cgroup_opts *o, struct rrt_cgroup *cg,
+                           struct rrt_error *err)
+{
+  bool absolute = false;
+  cleanup_free char *rel = NULL;
+  if (o->path && check_path(o->path, &absolute, &rel, err) < 0)
+    return -1;
+  if (!rel)
+    rel = xasprintf("rootlessrt-%s", o->id);
+  struct rrt_cg_mounts m;
+  struct own w;
+  rrt_cg_mounts_read(&m);
+  own_read(&w);
+  cleanup_free char *why = NULL;
+  int r = create_v2(o, &m, &w, rel, absolute, cg, &why, err);
+  if (r == 0 && o->privileged)
+    r = create_v1(&m, &w, rel, absolute, cg, err);
+  if (r == 0 && !cg->v2 && !any_v1(cg))
+    r = without_cgroup(o, why ? why : "no cgroup hierarchy is mounted here", err);
+  rrt_cg_mounts_free(&m);
+  own_free(&w);
+  return r;
+}
+
+int rrt_cgroup_create(const struct rrt_cgroup_opts *o, pid_t init, struct rrt_cgroup *cg,
+                      struct rrt_error *err)
+{
+  memset(cg, 0, sizeof(*cg));
+  if (o->disabled) {
+    rrt_debug("cgroup: --cgroup-manager disabled: the container gets no cgroup");
+    if (o->has_limits)
+      rrt_warn("linux.resources: limits are not applied: --cgroup-manager=disabled");
+    return 0;
+  }
+  int r = create_cgroupfs(o, cg, err);
+  if (r == 0 && (cg->v2 || any_v1(cg))) {
+    r = rrt_cgroup_update(cg, o->resources_json, o->privileged, err);
+    if (r < 0)
+      rrt_error_wrap(err, "linux.resources");
+    else
+      r = rrt_cgroup_enter(cg, init, err);
+  }
+  if (r < 0) {
+    rrt_cgroup_destroy(cg);
+    rrt_cgroup_free(cg);
+    return -1;
+  }
+  if (cg->v2)
+    rrt_debug("cgroup: container %s in %s", o->id, cg->v2);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- state record */
+
+void rrt_cgroup_store(const struct rrt_cgroup *cg, struct rrt_state *st)
+{
+  free(st->cgroup);
+  free(st->cgroups_json);
+  st->cgroup = cg->v2 ? xstrdup(cg->v2) : NULL;
+  st->cgroups_json = NULL;
+  if (!any_v1(cg) && !cg->unit)
+    return;
+  json_object *o = json_object_new_object();
+  if (any_v1(cg)) {
+    json_object *v1 = json_object_new_object();
+    for (int i = 0; i < RRT_CG_V1_N; i++)
+      if (cg->v1[i])
+        json_object_object_add(v1, v1_names[i], json_object_new_string(cg->v1[i]));
+    json_object_object_add(o, "v1", v1);
+  }
+  if (cg->unit) {
+    json_object_object_add(o, "unit", json_object_new_string(cg->unit));
+    json_object_object_add(o, "systemBus", json_object_new_boolean(cg->system_bus));
+  }
+  st->cgroups_json = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+  json_object_put(o);
+}
+
+void rrt_cgroup_load(const struct rrt_state *st, struct rrt_cgroup *cg)
+{
+  memset(cg, 0, sizeof(*cg));
+  cg->v2 = st->cgroup ? xstrdup(st->cgroup) : NULL;
+  json_object *o = st->cgroups_json ? json_tokener_parse(st->cgroups_json) : NULL;
+  json_object *v1 = NULL, *x = NULL;
+  if (o && json_object_object_get_ex(o, "v1", &v1) && json_object_is_type(v1, json_type_object))
+    for (int i = 0; i < RRT_CG_V1_N; i++)
+      if (json_object_object_get_ex(v1, v1_names[i], &x) &&
+          json_object_is_type(x, json_type_string))
+        cg->v1[i] = xstrdup(json_object_get_string(x));
+  if (o && json_object_object_get_ex(o, "unit", &x) && json_object_is_type(x, json_type_string))
+    cg->unit = xstrdup(json_object_get_string(x));
+  if (o && json_object_object_get_ex(o, "systemBus", &x))
+    cg->system_bus = json_object_get_boolean(x);
+  json_object_put(o);
+}
+
+void rrt_cgroup_free(struct rrt_cgroup *cg)
+{
+  free(cg->v2);
+  for (int i = 0; i < RRT_CG_V1_N; i++)
+    free(cg->v1[i]);
+  free(cg->unit);
+  memset(cg, 0, sizeof(*cg));
+}
+
+/* The directory whose cgroup.procs lists the container's processes. */
+static const char *procs_dir(const struct rrt_cgroup *cg)
+{
+  static const enum rrt_cg_v1 order[] = {RRT_CG_PIDS,    RRT_CG_FREEZER, RRT_CG_MEMORY,
+                                         RRT_CG_DEVICES, RRT_CG_CPU,     RRT_CG_BLKIO};
+  struct stat st;
+  if (cg->v2 && stat(cg->v2, &st) == 0)
+    return cg->v2;
+  for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+    if (cg->v1[order[i]] && stat(cg->v1[order[i]], &st) == 0)
+      return cg->v1[order[i]];
+  return NULL;
+}
+
+bool rrt_cgroup_exists(const struct rrt_cgroup *cg)
+{
+  return procs_dir(cg) != NULL;
+}
+
+/* ---------------------------------------------------------------- processes */
+
+static void collect_pids(const char *path, pid_t **v, size_t *n, size_t *cap)
+{
+  cleanup_free char *text = rrt_cg_read(path, "cgroup.procs");
+  char *save = NULL;
+  for (char *t = text ? strtok_r(text, "\n", &save) : NULL; t; t = strtok_r(NULL, "\n", &save)) {
+    unsigned long long p;
+    if (rrt_parse_u64(t, &p) < 0 || p == 0)
+      continue;
+    if (*n == *cap) {
+      *cap = *cap ? *cap * 2 : 16;
+      *v = xrealloc(*v, *cap * sizeof(**v));
+    }
+    (*v)[(*n)++] = (pid_t)p;
+  }
+  DIR *d = opendir(path);
+  if (!d)
+    return;
+  struct dirent *de;
+  while ((de = readdir(d)))
+    if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+      cleanup_free char *sub = xasprintf("%s/%s", path, de->d_name);
+      collect_pids(sub, v, n, cap);
+    }
+  closedir(d);
+}
+
+int rrt_cgroup_pids(const struct rrt_cgroup *cg, pid_t **pids, size_t *n, struct rrt_error *err)
+{
+  *pids = NULL;
+  *n = 0;
+  const char *dir = procs_dir(cg);
+  if (!dir)
+    return rrt_error_msgf(err, ENOENT, "the container has no cgroup");
+  size_t cap = 0;
+  collect_pids(dir, pids, n, &cap);
+  return 0;
+}
+
+int rrt_cgroup_enter(const struct rrt_cgroup *cg, pid_t pid, struct rrt_error *err)
 {
   char buf[32];
-  snprintf(buf, sizeof(buf), "%d", (int)pid);
-  return write_at(path, "cgroup.procs", buf, err);
+  snprintf(buf, sizeof(buf), "%d", (int)(pid ? pid : getpid()));
+  for (int i = 0; i < RRT_CG_V1_N; i++) {
+    bool seen = false;
+    for (int j = 0; j < i && cg->v1[i]; j++)
+      seen = seen || (cg->v1[j] && strcmp(cg->v1[j], cg->v1[i]) == 0);
+    if (cg->v1[i] && !seen && rrt_cg_write(cg->v1[i], "cgroup.procs", buf, err) < 0)
+      return -1;
+  }
+  if (cg->v2 && rrt_cg_write(cg->v2, "cgroup.procs", buf, err) < 0)
+    return -1;
+  return 0;
 }
 
-int rrt_cgroup_create(const char *id, pid_t init, bool disabled, char **path, struct rrt_error *err)
+int rrt_cgroup_kill(const struct rrt_cgroup *cg, int sig, size_t *n, struct rrt_error *err)
 {
-  *path = NULL;
-  if (disabled) {
-    rrt_debug("cgroup: --cgroup-manager disabled: the container gets no cgroup");
+  pid_t *pids = NULL;
+  *n = 0;
+  if (rrt_cgroup_pids(cg, &pids, n, err) < 0)
+    return -1;
+  /* cgroup.kill (5.14) reaches every descendant, frozen ones and ones forked meanwhile too. */
+  if (sig == SIGKILL && cg->v2 && rrt_cg_has(cg->v2, "cgroup.kill") &&
+      rrt_cg_write(cg->v2, "cgroup.kill", "1", NULL) == 0) {
+    free(pids);
     return 0;
   }
-  cleanup_free char *own = own_cgroup_path();
-  if (!own) {
-    rrt_debug("cgroup: no cgroup v2 entry in /proc/self/cgroup: no cgroup for the container");
-    return 0;
-  }
-  cleanup_free char *dir = cgroup_dir(own);
-  if (!dir) {
-    rrt_debug("cgroup: cgroup v2 is not mounted here: no cgroup for the container");
-    return 0;
-  }
-  /* Delegated means: we may create children and move processes. */
-  if (!writable(dir, NULL) || !writable(dir, "cgroup.procs")) {
-    rrt_debug("cgroup: %s is not delegated to this user: no cgroup for the container", dir);
-    return 0;
-  }
-  cleanup_free char *mine = xasprintf("%s/rootlessrt-%s", dir, id);
-  if (mkdir(mine, 0755) < 0)
-    return rrt_error_errno(err, "cgroup: mkdir %s", mine);
-  if (rrt_cgroup_enter(mine, init, err) < 0) {
-    rmdir(mine);
-    return rrt_error_wrap(err, "cgroup: move init into its cgroup");
-  }
-  rrt_debug("cgroup: container %s in %s", id, mine);
-  *path = steal_ptr(&mine);
+  size_t sent = 0;
+  for (size_t i = 0; i < *n; i++)
+    if (kill(pids[i], sig) == 0)
+      sent++;
+  free(pids);
+  *n = sent;
   return 0;
+}
+
+/* ---------------------------------------------------------------- freezer */
+
+bool rrt_cgroup_has_freezer(const struct rrt_cgroup *cg)
+{
+  return (cg->v1[RRT_CG_FREEZER] && rrt_cg_has(cg->v1[RRT_CG_FREEZER], "freezer.state")) ||
+         (cg->v2 && rrt_cg_has(cg->v2, "cgroup.freeze"));
+}
+
+bool rrt_cgroup_frozen(const struct rrt_cgroup *cg)
+{
+  if (cg->v1[RRT_CG_FREEZER]) {
+    cleanup_free char *s = rrt_cg_read(cg->v1[RRT_CG_FREEZER], "freezer.state");
+    if (s)
+      return strcmp(s, "THAWED") != 0;
+  }
+  cleanup_free char *f = cg->v2 ? rrt_cg_read(cg->v2, "cgroup.freeze") : NULL;
+  return f && strcmp(f, "1") == 0;
 }
 
 /* "key value" of cgroup.events; -1 when unreadable. */
 static int events_value(const char *path, const char *key)
 {
-  cleanup_free char *p = xasprintf("%s/cgroup.events", path);
-  cleanup_free char *text = NULL;
-  if (rrt_read_file(p, &text, NULL, NULL) < 0)
-    return -1;
+  cleanup_free char *text = rrt_cg_read(path, "cgroup.events");
   size_t n = strlen(key);
   for (char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
     if (strncmp(l, key, n) == 0 && l[n] == ' ')
@@ -164,10 +707,19 @@ static int events_value(const char *path, const char *key)
   return -1;
 }
 
-static void sleep_ms(long ms)
+/* cgroup v1 may stay FREEZING while a task is in an uninterruptible sleep: write again. */
+static bool v1_freeze(const char *dir, bool freeze, int timeout_ms)
 {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
+  const char *want = freeze ? "FROZEN" : "THAWED";
+  for (int waited = 0; waited <= timeout_ms; waited += 10) {
+    if (waited % 200 == 0)
+      rrt_cg_write(dir, "freezer.state", want, NULL);
+    cleanup_free char *s = rrt_cg_read(dir, "freezer.state");
+    if (s && strcmp(s, want) == 0)
+      return true;
+    sleep_ms(10);
+  }
+  return false;
 }
 
 static bool wait_events(const char *path, const char *key, int want, int timeout_ms)
@@ -180,6 +732,30 @@ static bool wait_events(const char *path, const char *key, int want, int timeout
     sleep_ms(10);
   }
 }
+
+int rrt_cgroup_freeze(const struct rrt_cgroup *cg, bool freeze, struct rrt_error *err)
+{
+  const char *v1 = cg->v1[RRT_CG_FREEZER];
+  if (v1 && rrt_cg_has(v1, "freezer.state")) {
+    if (!v1_freeze(v1, freeze, 5000)) {
+      if (freeze)
+        v1_freeze(v1, false, 1000);
+      return rrt_error_msgf(err, ETIMEDOUT, "cgroup %s: not %s after 5 s", v1,
+                            freeze ? "frozen" : "thawed");
+    }
+    return 0;
+  }
+  if (!cg->v2)
+    return rrt_error_msgf(err, ENOTSUP, "no freezer");
+  if (rrt_cg_write(cg->v2, "cgroup.freeze", freeze ? "1" : "0", err) < 0)
+    return -1;
+  if (!wait_events(cg->v2, "frozen", freeze ? 1 : 0, 5000))
+    return rrt_error_msgf(err, ETIMEDOUT, "cgroup %s: not %s after 5 s", cg->v2,
+                          freeze ? "frozen" : "thawed");
+  return 0;
+}
+
+/* ---------------------------------------------------------------- cleanup */
 
 /* Sub-cgroups first: a directory can only go once its children have. */
 static void remove_tree(const char *path)
@@ -198,264 +774,75 @@ static void remove_tree(const char *path)
     sleep_ms(10);
 }
 
-void rrt_cgroup_destroy(const char *path)
+/* Everything in it killed, the freezer thawed so that SIGKILL is delivered; until empty. */
+static bool empty_out(const struct rrt_cgroup *cg, int timeout_ms)
 {
-  if (!path)
-    return;
-  struct stat st;
-  if (stat(path, &st) < 0)
-    return;
-  struct rrt_error e = RRT_ERROR_INIT;
-  /* cgroup.kill (5.14) reaches frozen processes too and every descendant. */
-  if (write_at(path, "cgroup.kill", "1", &e) < 0) {
-    rrt_debug("cgroup: %s", rrt_error_msg(&e));
-    rrt_error_clear(&e);
-    pid_t *pids = NULL;
+  for (int waited = 0;; waited += 20) {
     size_t n = 0;
-    if (rrt_cgroup_pids(path, &pids, &n, NULL) == 0) {
-      for (size_t i = 0; i < n; i++)
-        kill(pids[i], SIGKILL);
+    struct rrt_error e = RRT_ERROR_INIT;
+    if (rrt_cgroup_kill(cg, SIGKILL, &n, &e) < 0) {
+      rrt_error_clear(&e);
+      return true; /* gone */
+    }
+    if (waited == 0 && rrt_cgroup_frozen(cg)) {
+      if (cg->v1[RRT_CG_FREEZER])
+        rrt_cg_write(cg->v1[RRT_CG_FREEZER], "freezer.state", "THAWED", NULL);
+      if (cg->v2)
+        rrt_cg_write(cg->v2, "cgroup.freeze", "0", NULL);
+    }
+    pid_t *pids = NULL;
+    if (rrt_cgroup_pids(cg, &pids, &n, NULL) < 0 || n == 0) {
       free(pids);
+      return true;
     }
-    write_at(path, "cgroup.freeze", "0", NULL);
+    free(pids);
+    if (waited >= timeout_ms)
+      return false;
+    sleep_ms(20);
   }
-  if (!wait_events(path, "populated", 0, 5000))
-    rrt_warn("cgroup: %s still has processes after cgroup.kill", path);
-  remove_tree(path);
-  if (stat(path, &st) == 0)
-    rrt_warn("cgroup: cannot remove %s: %s", path, strerror(errno));
 }
 
-static void collect_pids(const char *path, pid_t **v, size_t *n, size_t *cap)
+void rrt_cgroup_destroy(const struct rrt_cgroup *cg)
 {
-  cleanup_free char *procs = xasprintf("%s/cgroup.procs", path);
-  cleanup_free char *text = NULL;
-  if (rrt_read_file(procs, &text, NULL, NULL) == 0) {
-    char *save = NULL;
-    for (char *t = strtok_r(text, "\n", &save); t; t = strtok_r(NULL, "\n", &save)) {
-      unsigned long long p;
-      if (rrt_parse_u64(t, &p) < 0 || p == 0)
-        continue;
-      if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 16;
-        *v = xrealloc(*v, *cap * sizeof(**v));
-      }
-      (*v)[(*n)++] = (pid_t)p;
-    }
-  }
-  DIR *d = opendir(path);
-  if (!d)
+  if (!rrt_cgroup_exists(cg))
     return;
-  struct dirent *de;
-  while ((de = readdir(d)))
-    if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-      cleanup_free char *sub = xasprintf("%s/%s", path, de->d_name);
-      collect_pids(sub, v, n, cap);
-    }
-  closedir(d);
-}
-
-int rrt_cgroup_pids(const char *path, pid_t **pids, size_t *n, struct rrt_error *err)
-{
+  if (!empty_out(cg, 5000))
+    rrt_warn("cgroup: %s still has processes after SIGKILL", procs_dir(cg));
   struct stat st;
-  if (stat(path, &st) < 0)
-    return rrt_error_errno(err, "cgroup %s", path);
-  size_t cap = 0;
-  *pids = NULL;
-  *n = 0;
-  collect_pids(path, pids, n, &cap);
-  return 0;
+  const char *dirs[RRT_CG_V1_N + 1];
+  size_t n = 0;
+  for (int i = 0; i < RRT_CG_V1_N; i++)
+    if (cg->v1[i])
+      dirs[n++] = cg->v1[i];
+  if (cg->v2)
+    dirs[n++] = cg->v2;
+  for (size_t i = 0; i < n; i++) {
+    if (stat(dirs[i], &st) < 0)
+      continue; /* gone, or a co-mounted one removed already */
+    remove_tree(dirs[i]);
+    if (stat(dirs[i], &st) == 0)
+      rrt_warn("cgroup: cannot remove %s: %s", dirs[i], strerror(errno));
+  }
 }
 
-int rrt_cgroup_freeze(const char *path, bool freeze, struct rrt_error *err)
+void rrt_cgroup_destroy_state(const struct rrt_state *st)
 {
-  if (write_at(path, "cgroup.freeze", freeze ? "1" : "0", err) < 0)
-    return -1;
-  if (!wait_events(path, "frozen", freeze ? 1 : 0, 5000))
-    return rrt_error_msgf(err, ETIMEDOUT, "cgroup %s: not %s after 5 s", path,
-                          freeze ? "frozen" : "thawed");
-  return 0;
-}
-
-/* ---------------------------------------------------------------- update */
-
-struct update {
-  const char *path;
-  int applied, asked;
-};
-
-/* Which controller owns an interface file: "memory" of "memory.max". */
-static char *controller_of(const char *file)
-{
-  return xstrndup(file, strcspn(file, "."));
-}
-
-static void apply(struct update *u, const char *field, const char *file, const char *value)
-{
-  u->asked++;
-  cleanup_free char *ctl = controller_of(file);
-  if (!u->path) {
-    rrt_warn("update: %s: no delegated cgroup v2 %s controller available", field, ctl);
+  if (!st->cgroup && !st->cgroups_json)
     return;
-  }
-  cleanup_free char *p = xasprintf("%s/%s", u->path, file);
-  if (access(p, F_OK) < 0) {
-    rrt_warn("update: %s: the %s controller is not enabled for this container's cgroup (no %s)",
-             field, ctl, file);
-    return;
-  }
-  struct rrt_error e = RRT_ERROR_INIT;
-  if (write_at(u->path, file, value, &e) < 0) {
-    rrt_warn("update: %s: %s", field, rrt_error_msg(&e));
-    rrt_error_clear(&e);
-    return;
-  }
-  u->applied++;
+  struct rrt_cgroup cg;
+  rrt_cgroup_load(st, &cg);
+  rrt_cgroup_destroy(&cg);
+  rrt_cgroup_free(&cg);
 }
 
-static json_object *get(json_object *o, const char *key)
+char *rrt_cgroup_own_dir(void)
 {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, key, &v) && !json_object_is_type(v, json_type_null)
-             ? v
-             : NULL;
-}
-
-static int want_int(json_object *v, const char *field, long long *out, struct rrt_error *err)
-{
-  if (!json_object_is_type(v, json_type_int))
-    return rrt_error_msgf(err, EINVAL, "update: %s: expected an integer", field);
-  *out = json_object_get_int64(v);
-  return 0;
-}
-
-static char *limit_text(long long v)
-{
-  return v < 0 ? xstrdup("max") : xasprintf("%lld", v);
-}
-
-static int update_memory(struct update *u, json_object *mem, struct rrt_error *err)
-{
-  long long limit = 0, v = 0;
-  bool has_limit = false;
-  json_object *x;
-  if ((x = get(mem, "limit"))) {
-    if (want_int(x, "memory.limit", &limit, err) < 0)
-      return -1;
-    has_limit = true;
-    cleanup_free char *t = limit_text(limit);
-    apply(u, "memory.limit", "memory.max", t);
-  }
-  if ((x = get(mem, "reservation"))) {
-    if (want_int(x, "memory.reservation", &v, err) < 0)
-      return -1;
-    cleanup_free char *t = limit_text(v);
-    apply(u, "memory.reservation", "memory.low", t);
-  }
-  if ((x = get(mem, "swap"))) {
-    if (want_int(x, "memory.swap", &v, err) < 0)
-      return -1;
-    /* OCI's swap is memory+swap; v2's swap.max is the swap alone. */
-    cleanup_free char *t =
-        v < 0 ? xstrdup("max") : xasprintf("%lld", has_limit && limit > 0 ? v - limit : v);
-    apply(u, "memory.swap", "memory.swap.max", t);
-  }
-  static const char *const unsupported[] = {
-      "kernel", "kernelTCP", "swappiness", "disableOOMKiller", "useHierarchy", "checkBeforeUpdate"};
-  for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++)
-    if (get(mem, unsupported[i])) {
-      u->asked++;
-      rrt_warn("update: memory.%s: has no cgroup v2 equivalent, ignored", unsupported[i]);
-    }
-  return 0;
-}
-
-static int update_cpu(struct update *u, json_object *cpu, struct rrt_error *err)
-{
-  long long v = 0;
-  json_object *x;
-  if ((x = get(cpu, "shares"))) {
-    if (want_int(x, "cpu.shares", &v, err) < 0)
-      return -1;
-    /* The conversion runc and crun use: [2, 262144] -> [1, 10000]. */
-    long long w = v <= 0 ? 100 : 1 + ((v - 2) * 9999) / 262142;
-    cleanup_free char *t = xasprintf("%lld", w < 1 ? 1 : w > 10000 ? 10000 : w);
-    apply(u, "cpu.shares", "cpu.weight", t);
-  }
-  json_object *q = get(cpu, "quota"), *p = get(cpu, "period");
-  if (q || p) {
-    long long quota = -1, period = 100000;
-    if ((q && want_int(q, "cpu.quota", &quota, err) < 0) ||
-        (p && want_int(p, "cpu.period", &period, err) < 0))
-      return -1;
-    cleanup_free char *t =
-        quota > 0 ? xasprintf("%lld %lld", quota, period) : xasprintf("max %lld", period);
-    apply(u, q ? "cpu.quota" : "cpu.period", "cpu.max", t);
-  }
-  if ((x = get(cpu, "cpus")))
-    apply(u, "cpu.cpus", "cpuset.cpus", json_object_get_string(x));
-  if ((x = get(cpu, "mems")))
-    apply(u, "cpu.mems", "cpuset.mems", json_object_get_string(x));
-  if ((x = get(cpu, "idle")))
-    apply(u, "cpu.idle", "cpu.idle", json_object_get_string(x));
-  return 0;
-}
-
-int rrt_cgroup_update(const char *path, const char *resources_json, int *applied, int *asked,
-                      struct rrt_error *err)
-{
-  struct update u = {.path = path};
-  json_object *res = json_tokener_parse(resources_json);
-  if (!res || !json_object_is_type(res, json_type_object)) {
-    if (res)
-      json_object_put(res);
-    return rrt_error_msgf(err, EINVAL, "update: the resources are not a JSON object");
-  }
-  int ret = -1;
-  json_object *x;
-  if ((x = get(res, "memory")) && update_memory(&u, x, err) < 0)
-    goto out;
-  if ((x = get(res, "cpu")) && update_cpu(&u, x, err) < 0)
-    goto out;
-  if ((x = get(res, "pids")) && (x = get(x, "limit"))) {
-    long long v = 0;
-    if (want_int(x, "pids.limit", &v, err) < 0)
-      goto out;
-    cleanup_free char *t = limit_text(v <= 0 ? -1 : v);
-    apply(&u, "pids.limit", "pids.max", t);
-  }
-  if ((x = get(res, "blockIO")) && (x = get(x, "weight"))) {
-    long long v = 0;
-    if (want_int(x, "blockIO.weight", &v, err) < 0)
-      goto out;
-    cleanup_free char *t = xasprintf("default %lld", 1 + (v - 10) * 9999 / 990);
-    apply(&u, "blockIO.weight", "io.weight", t);
-  }
-  if ((x = get(res, "unified"))) {
-    json_object_object_foreach(x, key, val)
-    {
-      cleanup_free char *field = xasprintf("unified.%s", key);
-      if (strchr(key, '/') || key[0] == '.' || !json_object_is_type(val, json_type_string)) {
-        ret =
-            rrt_error_msgf(err, EINVAL, "update: %s: not an interface file name and value", field);
-        goto out;
-      }
-      apply(&u, field, key, json_object_get_string(val));
-    }
-  }
-  static const char *const unsupported[] = {"hugepageLimits", "network", "rdma", "devices"};
-  for (size_t i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++)
-    if ((x = get(res, unsupported[i])) &&
-        !(json_object_is_type(x, json_type_array) && json_object_array_length(x) == 0)) {
-      if (strcmp(unsupported[i], "devices") == 0)
-        continue; /* device rules are enforced by the container's /dev, not a cgroup */
-      u.asked++;
-      rrt_warn("update: %s: not supported by rootlessrt, ignored", unsupported[i]);
-    }
-  ret = 0;
-out:
-  json_object_put(res);
-  *applied = u.applied;
-  *asked = u.asked;
-  return ret;
+  struct rrt_cg_mounts m;
+  struct own w;
+  rrt_cg_mounts_read(&m);
+  own_read(&w);
+  char *dir = dir_of(m.v2_mnt, m.v2_root, w.v2);
+  rrt_cg_mounts_free(&m);
+  own_free(&w);
+  return dir;
 }

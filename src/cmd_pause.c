@@ -1,4 +1,5 @@
-/* cmd_pause.c: `pause ID` and `resume ID` through the cgroup v2 freezer. */
+/* cmd_pause.c: `pause ID` and `resume ID` through the cgroup freezer (v1 freezer.state or v2
+ * cgroup.freeze). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +24,7 @@ static int freeze(const struct rrt_global *g, int argc, char **argv, bool on, st
   if (rrt_cmd_one_id(argc, argv, optind, &id, err) < 0)
     return -1;
   struct rrt_live l;
+  struct rrt_cgroup cg = {0};
   int ret = -1;
   if (rrt_live_load(g, id, true, true, false, &l, err) < 0)
     goto out;
@@ -39,19 +41,21 @@ static int freeze(const struct rrt_global *g, int argc, char **argv, bool on, st
     rrt_error_msgf(err, EINVAL, "resume: container \"%s\" is %s, not paused", id, status);
     goto out;
   }
-  if (!l.st.cgroup) {
+  rrt_cgroup_load(&l.st, &cg);
+  if (!rrt_cgroup_has_freezer(&cg)) {
     rrt_error_msgf(err, ENOTSUP,
                    "%s: container \"%s\" has no cgroup: no freezer is available to an "
                    "unprivileged user here (no delegated cgroup v2)",
                    verb, id);
     goto out;
   }
-  if (rrt_cgroup_freeze(l.st.cgroup, on, err) < 0) {
+  if (rrt_cgroup_freeze(&cg, on, err) < 0) {
     rrt_error_wrap(err, "%s: container \"%s\"", verb, id);
     goto out;
   }
   ret = 0;
 out:
+  rrt_cgroup_free(&cg);
   rrt_live_free(&l);
   return ret;
 }

@@ -11,6 +11,7 @@
 #include "rootlessrt/cmd.h"
 #include "rootlessrt/exec.h"
 #include "rootlessrt/log.h"
+#include "rootlessrt/userns.h"
 #include "rootlessrt/util.h"
 
 static int update_flag(int c, void *arg, struct rrt_error *err)
@@ -45,6 +46,7 @@ int rrt_cmd_update(const struct rrt_global *g, int argc, char **argv, struct rrt
                              : rrt_read_file(file, &text, NULL, err) < 0)
     return rrt_error_wrap(err, "update: --resources");
   struct rrt_live l;
+  struct rrt_cgroup cg = {0};
   int ret = -1;
   if (rrt_live_load(g, id, true, true, false, &l, err) < 0)
     goto out;
@@ -52,19 +54,17 @@ int rrt_cmd_update(const struct rrt_global *g, int argc, char **argv, struct rrt
     rrt_error_msgf(err, ESRCH, "update: container \"%s\" is not running", id);
     goto out;
   }
-  int applied = 0, asked = 0;
-  if (rrt_cgroup_update(l.st.cgroup, text, &applied, &asked, err) < 0)
-    goto out;
-  if (asked > 0 && applied == 0) {
-    rrt_error_msgf(err, ENOTSUP,
-                   "update: container \"%s\": none of the %d limit%s could be applied", id, asked,
-                   asked == 1 ? "" : "s");
+  /* Nothing is written unless everything can be: the error names what cannot. Device rules
+   * only as real root, who set them at create. */
+  rrt_cgroup_load(&l.st, &cg);
+  bool devices = rrt_host_privileged() && rrt_cgroup_has_device_rules(text);
+  if (rrt_cgroup_update(&cg, text, devices, err) < 0) {
+    rrt_error_wrap(err, "update: container \"%s\"", id);
     goto out;
   }
-  if (applied < asked)
-    rrt_warn("update: container \"%s\": %d of %d limits applied", id, applied, asked);
   ret = 0;
 out:
+  rrt_cgroup_free(&cg);
   rrt_live_free(&l);
   return ret;
 }

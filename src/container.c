@@ -354,23 +354,22 @@ static int run_hooks(struct create_ctx *c, enum rrt_hook_kind kind, const char *
   return r;
 }
 
-/* A cgroup of its own when the caller has a delegated cgroup v2 subtree;
- * otherwise limits cannot be applied, and the user is told. */
+/* The container's cgroups (cgroup.c says where and what): limits and device rules applied
+ * before init is moved in. */
 static int setup_cgroup(struct create_ctx *c, pid_t init, struct rrt_error *err)
 {
-  if (rrt_cgroup_create(c->o->id, init, c->g->cgroup_disabled, &c->st.cgroup, err) < 0)
-    return rrt_error_wrap(err, "cgroup");
-  if (!c->spec->lnx.has_resource_limits)
-    return 0;
-  if (!c->st.cgroup) {
-    rrt_warn("linux.resources: limits are not applied: %s",
-             c->g->cgroup_disabled ? "--cgroup-manager=disabled"
-                                   : "no delegated cgroup v2 is available to this user");
-    return 0;
-  }
-  int applied = 0, asked = 0;
-  if (rrt_cgroup_update(c->st.cgroup, c->spec->lnx.resources_json, &applied, &asked, err) < 0)
-    return rrt_error_wrap(err, "linux.resources");
+  const struct rrt_cgroup_opts o = {.id = c->o->id,
+                                    .path = c->spec->lnx.cgroups_path,
+                                    .resources_json = c->spec->lnx.resources_json,
+                                    .has_limits = c->spec->lnx.has_resource_limits,
+                                    .disabled = c->g->cgroup_disabled,
+                                    .systemd = c->g->systemd_cgroup,
+                                    .privileged = rrt_host_privileged()};
+  struct rrt_cgroup cg;
+  if (rrt_cgroup_create(&o, init, &cg, err) < 0)
+    return -1;
+  rrt_cgroup_store(&cg, &c->st);
+  rrt_cgroup_free(&cg);
   return 0;
 }
 
@@ -611,7 +610,7 @@ static void destroy_failed(struct create_ctx *c)
     kill_and_wait(c->st.pid, c->st.pid_start, 2000);
   if (c->st.net_helper > 0)
     kill_and_wait(c->st.net_helper, c->st.net_helper_start, 2000);
-  rrt_cgroup_destroy(c->st.cgroup);
+  rrt_cgroup_destroy_state(&c->st);
   if (c->st.pid > 0 && c->spec && c->spec->hooks[RRT_HOOK_POSTSTOP].n > 0) {
     cleanup_free char *json = rrt_state_oci_json(&c->st, "stopped", false);
     rrt_hooks_run(c->spec, RRT_HOOK_POSTSTOP, json, &ignored);
@@ -789,7 +788,7 @@ static int destroy_loaded(struct loaded *l, struct rrt_error *err)
                           l->st.pid);
   if (l->st.net_helper > 0)
     kill_and_wait(l->st.net_helper, l->st.net_helper_start, 2000);
-  rrt_cgroup_destroy(l->st.cgroup);
+  rrt_cgroup_destroy_state(&l->st);
   if (rrt_state_remove(l->root, l->st.id, err) < 0)
     return -1;
   struct rrt_error ignored = RRT_ERROR_INIT;

@@ -119,9 +119,13 @@ static int descendants(pid_t init, pid_t **pids, size_t *n, struct rrt_error *er
 int rrt_live_pids(const struct rrt_state *st, pid_t **pids, size_t *n, struct rrt_error *err)
 {
   pid_t init = st->pid;
-  struct stat sb;
-  if (st->cgroup && stat(st->cgroup, &sb) == 0) {
-    if (rrt_cgroup_pids(st->cgroup, pids, n, err) < 0)
+  struct rrt_cgroup cg;
+  rrt_cgroup_load(st, &cg);
+  bool in_cgroup = rrt_cgroup_exists(&cg);
+  int r = in_cgroup ? rrt_cgroup_pids(&cg, pids, n, err) : 0;
+  rrt_cgroup_free(&cg);
+  if (in_cgroup) {
+    if (r < 0)
       return -1;
     for (size_t i = 1; i < *n; i++)
       if ((*pids)[i] == init) {
@@ -295,7 +299,7 @@ struct target {
   int ns[N_NS]; /* -1: shared with us, nothing to join */
   int rootfd;
   bool setgroups_allowed;
-  const char *cgroup;
+  struct rrt_cgroup cgroup;
 };
 
 static void target_close(struct target *t)
@@ -305,6 +309,7 @@ static void target_close(struct target *t)
       close(t->ns[i]);
   if (t->rootfd >= 0)
     close(t->rootfd);
+  rrt_cgroup_free(&t->cgroup);
 }
 
 static int target_open(const struct rrt_state *st, struct target *t, struct rrt_error *err)
@@ -331,7 +336,7 @@ static int target_open(const struct rrt_state *st, struct target *t, struct rrt_
   snprintf(path, sizeof(path), "/proc/%d/setgroups", st->pid);
   cleanup_free char *sg = NULL;
   t->setgroups_allowed = rrt_read_file(path, &sg, NULL, NULL) < 0 || strncmp(sg, "allow", 5) == 0;
-  t->cgroup = st->cgroup;
+  rrt_cgroup_load(st, &t->cgroup);
   return 0;
 }
 
@@ -385,7 +390,7 @@ fail:
 __attribute__((noreturn)) static void join_and_fork(const struct child_args *a)
 {
   struct rrt_error err = RRT_ERROR_INIT;
-  if (a->t->cgroup && rrt_cgroup_enter(a->t->cgroup, 0, &err) < 0) {
+  if (rrt_cgroup_enter(&a->t->cgroup, 0, &err) < 0) {
     rrt_error_wrap(&err, "exec: join the container's cgroup");
     goto fail;
   }

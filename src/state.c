@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rootlessrt/cgroup.h"
 #include "rootlessrt/spec.h"
 #include "rootlessrt/state.h"
 #include "rootlessrt/util.h"
@@ -288,6 +289,11 @@ int rrt_state_write(int dirfd, const struct rrt_state *st, struct rrt_error *err
   json_object_object_add(o, "netHelper", json_object_new_int64(st->net_helper));
   json_object_object_add(o, "netHelperStart", json_object_new_uint64(st->net_helper_start));
   add_str(o, "cgroup", st->cgroup);
+  if (st->cgroups_json) {
+    json_object *c = json_tokener_parse(st->cgroups_json);
+    if (c)
+      json_object_object_add(o, "cgroups", c);
+  }
   if (st->annotations_json) {
     json_object *a = json_tokener_parse(st->annotations_json);
     if (a)
@@ -365,6 +371,8 @@ int rrt_state_read(int dirfd, struct rrt_state *st, struct rrt_error *err)
   if (json_object_object_get_ex(o, "netHelperStart", &v))
     st->net_helper_start = json_object_get_uint64(v);
   st->cgroup = get_str(o, "cgroup");
+  if (json_object_object_get_ex(o, "cgroups", &v))
+    st->cgroups_json = xstrdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
   if (json_object_object_get_ex(o, "annotations", &v))
     st->annotations_json = xstrdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
   json_object_put(o);
@@ -378,6 +386,7 @@ void rrt_state_free(struct rrt_state *st)
   free(st->rootfs);
   free(st->created);
   free(st->cgroup);
+  free(st->cgroups_json);
   free(st->annotations_json);
   memset(st, 0, sizeof(*st));
 }
@@ -421,25 +430,22 @@ bool rrt_proc_same(pid_t pid, unsigned long long start)
   return now != 0 && now == start;
 }
 
-static bool cgroup_frozen(const char *cgroup)
+static bool cgroup_frozen(const struct rrt_state *st)
 {
-  if (!cgroup)
+  if (!st->cgroup && !st->cgroups_json)
     return false;
-  cleanup_free char *path = xasprintf("%s/cgroup.freeze", cgroup);
-  char c = '0';
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
-  ssize_t n = read(fd, &c, 1);
-  close(fd);
-  return n == 1 && c == '1';
+  struct rrt_cgroup cg;
+  rrt_cgroup_load(st, &cg);
+  bool r = rrt_cgroup_frozen(&cg);
+  rrt_cgroup_free(&cg);
+  return r;
 }
 
 const char *rrt_state_status(const struct rrt_state *st)
 {
   if (!rrt_proc_same(st->pid, st->pid_start))
     return "stopped";
-  if (cgroup_frozen(st->cgroup))
+  if (cgroup_frozen(st))
     return "paused";
   return st->started ? "running" : "created";
 }

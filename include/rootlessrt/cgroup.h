@@ -1,4 +1,6 @@
-/* cgroup.h: a container's own cgroup v2 directory, when the caller has a delegated one. */
+/* cgroup.h: a container's cgroups: the cgroup v2 directory (a delegated subtree for a user,
+ * anywhere for root), the cgroup v1 controllers as real root on legacy and hybrid hosts, or a
+ * systemd scope; limits, device rules, freezer, processes, cleanup. */
 #ifndef ROOTLESSRT_CGROUP_H
 #define ROOTLESSRT_CGROUP_H
 
@@ -7,42 +9,100 @@
 #include <sys/types.h>
 
 #include "rootlessrt/error.h"
+#include "rootlessrt/state.h"
+
+/* The cgroup v1 controllers rootlessrt uses (as real root only). */
+enum rrt_cg_v1 {
+  RRT_CG_CPU,
+  RRT_CG_CPUACCT,
+  RRT_CG_CPUSET,
+  RRT_CG_MEMORY,
+  RRT_CG_PIDS,
+  RRT_CG_FREEZER,
+  RRT_CG_DEVICES,
+  RRT_CG_BLKIO,
+  RRT_CG_HUGETLB,
+  RRT_CG_NET_CLS,
+  RRT_CG_NET_PRIO,
+  RRT_CG_V1_N
+};
+
+/* Where a container's cgroups are. Every member may be NULL. */
+struct rrt_cgroup {
+  char *v2;              /* its cgroup2 directory */
+  char *v1[RRT_CG_V1_N]; /* its directory in each cgroup v1 hierarchy (co-mounted ones share) */
+  char *unit;            /* the systemd scope holding it (--systemd-cgroup) */
+  bool system_bus;       /* that scope belongs to the system manager, not the user's */
+};
+
+/* What create asks for. */
+struct rrt_cgroup_opts {
+  const char *id;
+  const char *path;           /* linux.cgroupsPath, or NULL */
+  const char *resources_json; /* linux.resources, or NULL */
+  bool has_limits;            /* resources asks for a limit only a cgroup enforces */
+  bool disabled;              /* --cgroup-manager=disabled */
+  bool systemd;               /* --systemd-cgroup / --cgroup-manager=systemd */
+  bool privileged;            /* real root on the host: v1 controllers, device rules */
+};
+
+/* The names the v1 controllers have in /proc/self/cgroup and mount options. */
+const char *rrt_cgroup_v1_name(enum rrt_cg_v1 c);
 
 /*
- * At create, with init blocked: when the caller's own cgroup v2 directory is
- * writable by the caller (a delegated subtree), makes the child
- * "rootlessrt-<id>" in it and moves init there; *path is then its absolute
- * directory (malloc'd). Otherwise (disabled, no cgroup2 mount, not delegated)
- * *path is NULL, a debug line says why, and 0 is returned: an unprivileged
- * user without delegation simply has no cgroup. Negative only when a
- * delegated cgroup exists but the container's could not be set up.
+ * At create, with init blocked: makes the container's cgroups where opts->path says (absolute:
+ * from the cgroup mount's root; relative: from the caller's own cgroup; none: rootlessrt-<id>
+ * in the caller's own cgroup), applies linux.resources and the device rules, and moves init in.
+ * An unprivileged caller without a delegated cgroup v2 gets none (cg stays empty, a debug line
+ * says why) unless limits were asked: then that is an error naming the limit and how to
+ * delegate. An invalid path is an error.
  */
-int rrt_cgroup_create(const char *id, pid_t init, bool disabled, char **path,
+int rrt_cgroup_create(const struct rrt_cgroup_opts *o, pid_t init, struct rrt_cgroup *cg,
                       struct rrt_error *err);
 
-/* The caller's own cgroup v2 directory through a cgroup2 mount (malloc'd), or NULL. */
+/* The caller's own cgroup v2 directory through the cgroup2 mount it sees (malloc'd), or NULL. */
 char *rrt_cgroup_own_dir(void);
 
-/* At delete: cgroup.kill, wait until it is empty, rmdir. NULL is a no-op.
- * Best effort: what cannot be removed is logged as a warning. */
-void rrt_cgroup_destroy(const char *path);
+/* Records cg in the state (st->cgroup: the v2 directory; st->cgroups_json: the rest) and reads
+ * it back. */
+void rrt_cgroup_store(const struct rrt_cgroup *cg, struct rrt_state *st);
+void rrt_cgroup_load(const struct rrt_state *st, struct rrt_cgroup *cg);
+void rrt_cgroup_free(struct rrt_cgroup *cg);
+/* Whether the container has any cgroup that still exists. */
+bool rrt_cgroup_exists(const struct rrt_cgroup *cg);
 
-/* The pids in the cgroup and its descendants (cgroup.procs). */
-int rrt_cgroup_pids(const char *path, pid_t **pids, size_t *n, struct rrt_error *err);
+/* At delete: kills everything left in it (frozen processes too), waits until it is empty and
+ * removes it (and the systemd scope). Best effort: what cannot be removed is a warning. */
+void rrt_cgroup_destroy(const struct rrt_cgroup *cg);
+/* The same for the cgroups a state records. */
+void rrt_cgroup_destroy_state(const struct rrt_state *st);
 
-/* Writes cgroup.freeze and waits until cgroup.events says frozen 1 (or 0). */
-int rrt_cgroup_freeze(const char *path, bool freeze, struct rrt_error *err);
+/* The pids in the container's cgroup and its descendants (cgroup.procs). */
+int rrt_cgroup_pids(const struct rrt_cgroup *cg, pid_t **pids, size_t *n, struct rrt_error *err);
 
-/* Moves pid (0: the caller) into the cgroup. */
-int rrt_cgroup_enter(const char *path, pid_t pid, struct rrt_error *err);
+/* The freezer: cgroup v1 freezer.state, or cgroup v2 cgroup.freeze; waits until done. */
+int rrt_cgroup_freeze(const struct rrt_cgroup *cg, bool freeze, struct rrt_error *err);
+bool rrt_cgroup_frozen(const struct rrt_cgroup *cg);
+/* Whether pause/resume can work for it. */
+bool rrt_cgroup_has_freezer(const struct rrt_cgroup *cg);
+
+/* Moves pid (0: the caller) into every one of the container's cgroups. */
+int rrt_cgroup_enter(const struct rrt_cgroup *cg, pid_t pid, struct rrt_error *err);
 
 /*
- * Applies a linux.resources object (config.md) to the cgroup (NULL: none):
- * memory, pids, cpu, cpuset, blockIO weight and unified. Whatever cannot be
- * applied is a warning naming the field and why; *applied and *asked count
- * the limits. Negative only for a malformed document.
+ * Applies a linux.resources object (config.md) to the container's cgroups (update, and create
+ * through rrt_cgroup_create). Everything is checked before anything is written: a limit that
+ * cannot be applied (no such controller here, not delegated, no equivalent in this cgroup
+ * version, an unknown unified key) is an error naming it and how to get the controller.
+ * Device rules are applied when `devices` (real root) and the object has any.
  */
-int rrt_cgroup_update(const char *path, const char *resources_json, int *applied, int *asked,
+int rrt_cgroup_update(const struct rrt_cgroup *cg, const char *resources_json, bool devices,
                       struct rrt_error *err);
+
+/* Whether a linux.resources object has device rules. */
+bool rrt_cgroup_has_device_rules(const char *resources_json);
+
+/* Signals every process in the container's cgroups (kill --all). *n: how many were signalled. */
+int rrt_cgroup_kill(const struct rrt_cgroup *cg, int sig, size_t *n, struct rrt_error *err);
 
 #endif

@@ -19,6 +19,7 @@ struct rrt_state {
   pid_t net_helper; /* 0 when none */
   unsigned long long net_helper_start;
   char *cgroup;           /* absolute cgroup2 directory owned by the container, or NULL */
+  char *cgroups_json;     /* object: its cgroup v1 directories, its systemd scope (cgroup.c) */
   char *annotations_json; /* object, or NULL */
 };
 

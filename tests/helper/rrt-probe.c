@@ -45,7 +45,7 @@ static int usage(void)
 {
   fputs("usage: rrt-probe caps|status|rlimits|umask|fds|cwd|env|ids|mounts|ns|hostname|pid|\n"
         "       spawn-sleep|signals|sleep N|exit N|kill-self SIG|syscall NAME|\n"
-        "       write FILE TEXT|cat FILE|wait-file PATH|rawsyscall NR [ARGS...]\n",
+        "       write FILE TEXT|cat FILE|open DEV|wait-file PATH|rawsyscall NR [ARGS...]\n",
         stderr);
   return 2;
 }
@@ -116,6 +116,17 @@ static int cat_file(const char *path)
     return die(path);
   close(fd);
   return 0;
+}
+
+/* Opens PATH read-write (a device node: what the device rules decide); prints "ok" or the errno
+ * name. */
+static int do_open(const char *path)
+{
+  int fd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+  puts(fd < 0 ? errname(errno) : "ok");
+  if (fd >= 0)
+    close(fd);
+  return fd < 0;
 }
 
 static int do_rlimits(void)
@@ -490,6 +501,8 @@ int main(int argc, char **argv)
     rc = do_syscall(argv[2]);
   } else if (strcmp(verb, "cat") == 0) {
     rc = cat_file(argv[2]);
+  } else if (strcmp(verb, "open") == 0) {
+    rc = do_open(argv[2]);
   } else if (strcmp(verb, "wait-file") == 0) {
     rc = do_wait_file(argv[2]);
   } else if (strcmp(verb, "write") == 0) {

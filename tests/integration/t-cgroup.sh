@@ -49,8 +49,24 @@ isnt "$rc" 0 "update without --resources fails"
 run rrt delete -f "$id0"
 nothing_left "$id0" "$b"
 
+# runtime.md: a limit that cannot be applied is an error, and no container is created.
+bl=$(mkbundle cglim rrt-probe sleep 1000)
+cfg "$bl" '.linux.resources.pids = {"limit": 10}'
+idl=$(new_id lim)
+run rrt run -d -b "$bl" "$idl"
+if [ "$delegated" = 1 ] && [ -e "$dir/pids.max" ]; then
+  is "$rc" 0 "create with a pids limit in a cgroup with the pids controller"
+  pass "(the controller is delegated here: nothing to refuse)"
+  rrt delete -f "$idl" >/dev/null 2>&1
+else
+  is "$rc" 1 "create with a pids limit that cannot be applied fails"
+  like "$err" 'linux\.resources.*pids\.limit: .*(no delegated cgroup v2 pids controller|pids controller is not enabled).*Delegate' \
+    "naming the limit and how to delegate the controller"
+fi
+nothing_left "$idl" "$bl"
+
 if [ "$delegated" != 1 ]; then
-  skip "no delegated cgroup v2: ${RRT_CGROUP_SKIP:-RRT_CGROUP_DELEGATED is not set}" 26
+  skip "no delegated cgroup v2: ${RRT_CGROUP_SKIP:-RRT_CGROUP_DELEGATED is not set}" 29
   done_testing
 fi
 
@@ -90,15 +106,25 @@ is "$(status_of "$id")" running "state says running again"
 has_line "$(cat "$cg/cgroup.events" 2>/dev/null)" '^frozen 0$' "cgroup.events says thawed"
 
 # The core interface files are the owner's whatever controllers there are.
-printf '{"unified": {"cgroup.max.descendants": "7"}, "pids": {"limit": 10}}' >"$T_WORK/u.json"
+printf '{"unified": {"cgroup.max.descendants": "7"}}' >"$T_WORK/u.json"
 run rrt update -r "$T_WORK/u.json" "$id"
-is "$rc" 0 "update applies what it can"
+is "$rc" 0 "update of a core interface file"
 is "$(cat "$cg/cgroup.max.descendants" 2>/dev/null)" 7 "unified cgroup.max.descendants written"
+# All or nothing: a limit that cannot be applied fails the update, and nothing is written.
+printf '{"unified": {"cgroup.max.descendants": "5"}, "pids": {"limit": 10}}' >"$T_WORK/u.json"
+run rrt update -r "$T_WORK/u.json" "$id"
 if [ -e "$cg/pids.max" ]; then
   is "$(cat "$cg/pids.max")" 10 "pids.max written"
+  is "$(cat "$cg/cgroup.max.descendants" 2>/dev/null)" 5 "and the unified value with it"
 else
-  like "$err" 'pids\.limit: the pids controller is not enabled' "says pids.limit could not be applied"
+  like "$err" 'pids\.limit: the pids controller is not enabled.*Delegate=' \
+    "says pids.limit could not be applied, and how to delegate the controller"
+  is "$(cat "$cg/cgroup.max.descendants" 2>/dev/null)" 7 "and writes nothing else"
 fi
+printf '{"unified": {"nosuch.file": "1"}}' >"$T_WORK/u.json"
+run rrt update -r "$T_WORK/u.json" "$id"
+is "$rc" 1 "an unknown unified key is an error"
+like "$err" 'unified\.nosuch\.file: unknown interface file' "naming it"
 
 run rrt kill --all "$id" KILL
 wait_status "$id" stopped 10

@@ -1,0 +1,83 @@
+#!/bin/bash
+# t-root-devices.sh: as real root, linux.resources.devices is enforced: a node the config creates
+# (/dev/fuse) but its rules deny cannot be opened (EPERM), an allow rule opens it, the devices
+# every container needs stay usable. Through the cgroup v1 devices controller on this host's
+# layout (legacy or hybrid), and through the eBPF device program on a cgroup2-only view (a private
+# mount namespace with cgroup2 at /sys/fs/cgroup). Unprivileged runs skip: rootless, only the
+# nodes bound into /dev exist, and no rule is enforced by a cgroup.
+# rrt-test-as: root
+# shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
+source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
+
+N=17
+if [ "$(id -u)" != 0 ] || [ "$(awk 'NR == 1 {print $1, $2, $3}' /proc/self/uid_map)" != "0 0 4294967295" ]; then
+  skip "device rules are enforced for real root only; this runs as uid $(id -u)" "$N"
+  done_testing
+fi
+if [ ! -c /dev/fuse ]; then
+  skip "no /dev/fuse on this host to test with" "$N"
+  done_testing
+fi
+
+# A root config without a user namespace, /dev/fuse created by linux.devices.
+b=$(mkbundle dev rrt-probe open /dev/fuse)
+cfg "$b" '.linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)
+  | .linux.devices = [{"path": "/dev/fuse", "type": "c", "major": 10, "minor": 229, "fileMode": 438}]'
+rules() { # rules JSON: linux.resources.devices
+  cfg "$b" '.linux.resources.devices = $r' --argjson r "$1"
+}
+deny_all='[{"allow": false, "access": "rwm"}]'
+
+# run_in VIEW ID [ARGS...]: `run` of the bundle on the host's layout (host) or a cgroup2-only one.
+run_in() {
+  local view=$1
+  shift
+  if [ "$view" = host ]; then
+    run rrt run -b "$b" "$@"
+  else
+    run unshare -m --propagation private sh -c \
+      'mount -t cgroup2 none /sys/fs/cgroup || exit 99; shift; exec "$@"' sh - \
+      timeout -k 5 "$RRT_CMD_TIMEOUT" "$RRT" --root "$RRT_ROOT" run -b "$b" "$@"
+  fi
+}
+
+check_view() { # check_view VIEW: 7 tests
+  local view=$1 id
+  id=$(new_id "$view")
+  rules "$deny_all"
+  run_in "$view" "$id"
+  if [ "$rc" = 99 ]; then
+    skip "cannot mount cgroup2 in a private mount namespace" 7
+    return
+  fi
+  is "$out" EPERM "$view: deny-all: opening /dev/fuse inside fails with EPERM"
+  is "$rc" 1 "$view: and the program exits 1"
+  [ "$out" = EPERM ] || diag "$err"
+
+  rules '[{"allow": false, "access": "rwm"}, {"allow": true, "type": "c", "major": 10, "minor": 229, "access": "rw"}]'
+  run_in "$view" "$(new_id "$view")"
+  is "$out" ok "$view: an allow rule for c 10:229 rw opens it"
+
+  rules '[{"allow": true, "access": "rwm"}, {"allow": false, "type": "c", "major": 10, "minor": 229, "access": "w"}]'
+  run_in "$view" "$(new_id "$view")"
+  is "$out" EPERM "$view: allow-all then deny c 10:229 w: read-write open refused (the last rule wins)"
+
+  rules "$deny_all"
+  cfg "$b" '.process.args = ["rrt-probe", "open", "/dev/null"]'
+  run_in "$view" "$(new_id "$view")"
+  is "$out" ok "$view: deny-all still leaves /dev/null usable"
+  cfg "$b" '.process.args = ["rrt-probe", "open", "/dev/fuse"]'
+
+  rules '[{"allow": false, "type": "x", "access": "rwm"}]'
+  run_in "$view" "$(new_id "$view")"
+  is "$rc" 1 "$view: a rule of type x is refused"
+  like "$err" 'devices\[0\]\.type "x"' "$view: naming the rule"
+}
+
+check_view host
+ids_before=$(find /sys/fs/cgroup -maxdepth 2 -name "rootlessrt-host-$$-*" 2>/dev/null)
+is "$ids_before" "" "no cgroup of these containers is left on the host"
+check_view cgroup2
+nothing_left "host-$$-1" "$b"
+nothing_left "cgroup2-$$-6" "$b"
+done_testing
