@@ -846,3 +846,16 @@ char *rrt_cgroup_own_dir(void)
   own_free(&w);
   return dir;
 }
+
+int rrt_cgroup_kill_state(const struct rrt_state *st, int sig, struct rrt_error *err)
+{
+  struct rrt_cgroup cg;
+  rrt_cgroup_load(st, &cg);
+  size_t n = 0;
+  int r = rrt_cgroup_exists(&cg) ? rrt_cgroup_kill(&cg, sig, &n, err) : 0;
+  if (r == 0)
+    rrt_debug("kill --all: %zu process%s left in the cgroup of container %s signalled", n,
+              n == 1 ? "" : "es", st->id);
+  rrt_cgroup_free(&cg);
+  return r;
+}

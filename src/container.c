@@ -984,6 +984,12 @@ int rrt_container_kill(const struct rrt_global *g, const char *id, int sig, bool
   if (load_container(g, id, false, false, NULL, &l, err) < 0)
     goto out;
   const char *status = rrt_state_status(&l.st);
+  if (strcmp(status, "stopped") == 0 && all) {
+    /* init is gone, but what it left in its cgroup is not (containerd cleans a shared pid
+     * namespace up so): signalled, and that is a success. */
+    ret = rrt_cgroup_kill_state(&l.st, sig, err);
+    goto out;
+  }
   if (strcmp(status, "stopped") == 0) {
     rrt_error_msgf(err, ESRCH, "container \"%s\" is not running", id);
     goto out;

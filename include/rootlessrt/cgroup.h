@@ -99,6 +99,10 @@ int rrt_cgroup_enter(const struct rrt_cgroup *cg, pid_t pid, struct rrt_error *e
 int rrt_cgroup_update(const struct rrt_cgroup *cg, const char *resources_json, bool devices,
                       struct rrt_error *err);
 
+/* kill --all once init has exited: signals what is left in the cgroups a state records (none:
+ * nothing to do). */
+int rrt_cgroup_kill_state(const struct rrt_state *st, int sig, struct rrt_error *err);
+
 /* Whether a linux.resources object has device rules. */
 bool rrt_cgroup_has_device_rules(const char *resources_json);
 

@@ -66,7 +66,7 @@ fi
 nothing_left "$idl" "$bl"
 
 if [ "$delegated" != 1 ]; then
-  skip "no delegated cgroup v2: ${RRT_CGROUP_SKIP:-RRT_CGROUP_DELEGATED is not set}" 29
+  skip "no delegated cgroup v2: ${RRT_CGROUP_SKIP:-RRT_CGROUP_DELEGATED is not set}" 33
   done_testing
 fi
 
@@ -143,4 +143,19 @@ run rrt delete -f "$id2"
 is "$rc" 0 "delete -f of a paused container"
 ok "its cgroup is gone" test ! -e "$dir/rootlessrt-$id2"
 nothing_left "$id2" "$b"
+
+# kill --all once init has exited: what it left in the cgroup (no pid namespace of its own, so
+# its child outlives it) is signalled, and that succeeds.
+bo=$(mkbundle orphan sh -c 'setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo started')
+cfg "$bo" '.linux.namespaces |= map(select(.type != "pid"))'
+id3=$(new_id orphan)
+rrt run -d -b "$bo" "$id3" >/dev/null 2>&1
+wait_status "$id3" stopped 10
+cg3=$dir/rootlessrt-$id3
+isnt "$(cat "$cg3/cgroup.procs" 2>/dev/null)" "" "init exited, its child is still in the cgroup"
+run rrt kill --all "$id3" KILL
+is "$rc" 0 "kill --all after init exited succeeds"
+ok "and empties the cgroup" wait_until 10 grep -q 'populated 0' "$cg3/cgroup.events"
+run rrt delete "$id3"
+nothing_left "$id3" "$bo"
 done_testing

@@ -1,0 +1,141 @@
+#!/bin/bash
+# t-root-cgroup.sh: what real root gets on a legacy or hybrid host (this machine): the container
+# in every cgroup v1 controller present, at linux.cgroupsPath (absolute from the mount root,
+# relative from the caller's cgroup), limits written and enforced, pause/resume through the v1
+# freezer, ps and kill --all (after init exited too) through cgroup.procs, update, cleanup at
+# delete; invalid paths refused. Unprivileged runs skip (cgroup v2 is the only path for users).
+# rrt-test-as: root
+# shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
+source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
+
+N=40
+if [ "$(id -u)" != 0 ] || [ "$(awk 'NR == 1 {print $1, $2, $3}' /proc/self/uid_map)" != "0 0 4294967295" ]; then
+  skip "cgroup v1 is for real root only; this runs as uid $(id -u)" "$N"
+  done_testing
+fi
+V1=/sys/fs/cgroup
+for c in memory cpu pids freezer; do
+  if ! awk -v c="$c" '$9 == "cgroup" && $5 == "/sys/fs/cgroup/" c {f = 1} END {exit !f}' /proc/self/mountinfo; then
+    skip "no cgroup v1 $c controller at $V1/$c: not a legacy or hybrid host" "$N"
+    done_testing
+  fi
+done
+
+top=rrt-t-$$
+cleanup_top() { # the parents the runtime made stay (as with runc): the test removes them
+  find "$V1" -depth -type d \( -path "*/$top/*" -o -name "$top" \) -exec rmdir {} \; 2>/dev/null
+}
+trap 'cleanup_top; _cleanup' EXIT
+
+b=$(mkbundle cg rrt-probe sleep 1000)
+cfg "$b" '.linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)
+  | .linux.resources = {"memory": {"limit": 67108864}, "cpu": {"quota": 50000, "period": 100000},
+                        "pids": {"limit": 20}}
+  | .linux.cgroupsPath = $p' --arg p "/$top/abs"
+
+# ---------------------------------------------------------------- absolute path, limits
+id=$(new_id abs)
+run rrt run -d -b "$b" "$id"
+is "$rc" 0 "run -d with limits and an absolute cgroupsPath"
+[ "$rc" = 0 ] || diag "$err"
+init=$(state_field "$id" .pid)
+d=$top/abs
+is "$(cat "$V1/memory/$d/memory.limit_in_bytes" 2>/dev/null)" 67108864 "memory.limit in the v1 memory controller"
+is "$(cat "$V1/cpu/$d/cpu.cfs_quota_us" 2>/dev/null)/$(cat "$V1/cpu/$d/cpu.cfs_period_us" 2>/dev/null)" \
+  50000/100000 "cpu quota and period in the v1 cpu controller"
+is "$(cat "$V1/pids/$d/pids.max" 2>/dev/null)" 20 "pids.limit in the v1 pids controller"
+for c in memory cpu pids freezer devices; do
+  has_line "$(cat "$V1/$c/$d/cgroup.procs" 2>/dev/null)" "^$init\$" "init is in $c:/$d"
+done
+run rrt ps -f json "$id"
+is "$out" "[$init]" "ps lists the processes of the cgroup"
+
+run rrt pause "$id"
+is "$rc" 0 "pause"
+is "$(cat "$V1/freezer/$d/freezer.state" 2>/dev/null)" FROZEN "through the v1 freezer"
+is "$(status_of "$id")" paused "state says paused"
+run rrt resume "$id"
+is "$rc" 0 "resume"
+is "$(cat "$V1/freezer/$d/freezer.state" 2>/dev/null)" THAWED "thawed"
+is "$(status_of "$id")" running "state says running"
+
+printf '{"memory": {"limit": 134217728}, "pids": {"limit": 30}}' >"$T_WORK/u.json"
+run rrt update -r "$T_WORK/u.json" "$id"
+is "$rc" 0 "update"
+is "$(cat "$V1/memory/$d/memory.limit_in_bytes" 2>/dev/null) $(cat "$V1/pids/$d/pids.max" 2>/dev/null)" \
+  "134217728 30" "update writes the new limits"
+printf '{"unified": {"memory.max": "1"}}' >"$T_WORK/u.json"
+run rrt update -r "$T_WORK/u.json" "$id"
+is "$rc" 1 "update of a unified key this host's cgroup v2 does not have fails"
+like "$err" 'unified\.memory\.max' "naming it"
+
+run rrt delete -f "$id"
+is "$rc" 0 "delete -f"
+left=$(find "$V1" -path "*/$top/abs" 2>/dev/null)
+is "$left" "" "delete removes the container's directory in every controller"
+nothing_left "$id" "$b"
+
+# ---------------------------------------------------------------- the limits hold
+cfg "$b" '.process.args = ["sh", "-c", "i=0; while [ $i -lt 40 ]; do sleep 100 & i=$((i+1)); done 2>/dev/null; cat /sys/fs/cgroup/pids/pids.current 2>/dev/null; echo started; wait"]
+  | .linux.resources = {"pids": {"limit": 10}}'
+id=$(new_id pids)
+rrt run -d -b "$b" "$id" >"$T_WORK/pids.out" 2>&1
+wait_until 10 grep -q started "$T_WORK/pids.out"
+cur=$(cat "$V1/pids/$d/pids.current" 2>/dev/null)
+ok "pids.limit 10 holds: $cur processes in the cgroup" test "${cur:-99}" -le 10
+rrt delete -f "$id" >/dev/null 2>&1
+nothing_left "$id" "$b"
+
+# ---------------------------------------------------------------- kill --all after init exited
+# No pid namespace of its own: what init started outlives it, in the container's cgroup.
+cfg "$b" '.linux.namespaces |= map(select(.type != "pid"))
+  | .process.args = ["sh", "-c", "setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo started"]
+  | .linux.resources = {}'
+id=$(new_id orphan)
+rrt run -d -b "$b" "$id" >"$T_WORK/orphan.out" 2>&1
+wait_status "$id" stopped 10
+is "$(status_of "$id")" stopped "init exited"
+left=$(cat "$V1/pids/$d/cgroup.procs" 2>/dev/null)
+isnt "$left" "" "its child is still in the container's cgroup"
+run rrt kill --all "$id" KILL
+is "$rc" 0 "kill --all after init exited succeeds"
+[ "$rc" = 0 ] || diag "$err"
+wait_until 10 sh -c "[ -z \"\$(cat '$V1/pids/$d/cgroup.procs' 2>/dev/null)\" ]"
+is "$(cat "$V1/pids/$d/cgroup.procs" 2>/dev/null)" "" "and what was left is gone"
+run rrt kill "$id" KILL
+is "$rc" 1 "kill without --all of a stopped container still fails"
+run rrt delete "$id"
+is "$rc" 0 "delete"
+nothing_left "$id" "$b"
+cfg "$b" '.linux.namespaces += [{"type": "pid"}] | .process.args = ["rrt-probe", "sleep", "1000"]'
+
+# ---------------------------------------------------------------- relative path, same place
+cfg "$b" '.linux.cgroupsPath = $p' --arg p "$top/rel"
+own_mem=$(awk -F: '$2 == "memory" {print $3}' /proc/self/cgroup)
+want=$V1/memory${own_mem%/}/$top/rel
+for i in 1 2; do
+  id=$(new_id rel)
+  rrt run -d -b "$b" "$id" >/dev/null 2>&1
+  init=$(state_field "$id" .pid)
+  has_line "$(cat "$want/cgroup.procs" 2>/dev/null)" "^${init:-none}\$" \
+    "relative cgroupsPath: under the caller's own memory cgroup ($i)"
+  rrt delete -f "$id" >/dev/null 2>&1
+done
+
+# ---------------------------------------------------------------- refused
+id=$(new_id busy)
+cfg "$b" '.linux.cgroupsPath = $p' --arg p "/$top/busy"
+rrt run -d -b "$b" "$id" >/dev/null 2>&1
+id2=$(new_id busy)
+run rrt run -d -b "$b" "$id2"
+is "$rc" 1 "a cgroupsPath whose cgroup holds another container's processes is refused"
+like "$err" 'already holds processes' "saying so"
+rrt delete -f "$id" >/dev/null 2>&1
+nothing_left "$id2" "$b"
+for bad in "a/../b" "sys.slice:p:n" "/"; do
+  cfg "$b" '.linux.cgroupsPath = $p' --arg p "$bad"
+  id=$(new_id bad)
+  run rrt run -d -b "$b" "$id"
+  like "$rc:$err" "^1:.*linux\.cgroupsPath" "cgroupsPath \"$bad\" is refused, naming linux.cgroupsPath"
+done
+done_testing
