@@ -201,8 +201,8 @@ static int load_bundle(struct create_ctx *c, struct rrt_error *err)
   size_t len = 0;
   if (rrt_read_file(cfg, &c->config_text, &len, err) < 0)
     return -1;
-  if (rrt_spec_parse(c->config_text, len, &c->spec, err) < 0)
-    return rrt_error_wrap(err, "%s", cfg);
+  if (rrt_spec_parse_file(c->config_text, len, cfg, &c->spec, err) < 0)
+    return -1; /* the messages start with cfg */
   /* Capability names that cannot be mapped are warned about here, once. A config without
    * process can be created (runtime.md): start is what fails then. */
   if (c->spec->process && (rrt_caps_validate(c->spec->process->capabilities, err) < 0 ||

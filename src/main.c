@@ -145,7 +145,18 @@ static int parse_global(int argc, char **argv, struct rrt_global *g, bool *exit_
   while ((c = getopt_long(argc, argv, GLOBAL_SHORTOPTS, global_opts, NULL)) != -1) {
     switch (c) {
     case OPT_ROOT:
-      g->root = optarg;
+      /* Made absolute now: create changes into the bundle before it makes the state. */
+      if (optarg[0] != '/') {
+        cleanup_free char *cwd = getcwd(NULL, 0);
+        if (!cwd)
+          return rrt_error_errno(err, "--root %s: getcwd", optarg);
+        static char *abs_root;
+        free(abs_root);
+        abs_root = xasprintf("%s/%s", cwd, optarg);
+        g->root = abs_root;
+      } else {
+        g->root = optarg;
+      }
       break;
     case OPT_LOG:
       log_file = optarg;

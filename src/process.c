@@ -109,7 +109,17 @@ static int enter_cwd(const char *cwd, struct rrt_error *err)
   if (chdir(cwd) < 0)
     return rrt_error_errno(err, "process.cwd %s", cwd);
   char buf[4096];
-  if (!getcwd(buf, sizeof(buf)) || buf[0] != '/')
+  if (!getcwd(buf, sizeof(buf))) {
+    /* Linux reports a directory that is no longer reachable as ENOENT: the container's root
+     * was removed (the bundle deleted between create and start). Anything else is getcwd's. */
+    if (errno == ENOENT)
+      return rrt_error_msgf(err, ENOENT,
+                            "process.cwd %s: the directory was removed (is the bundle's rootfs "
+                            "still there?)",
+                            cwd);
+    return rrt_error_errno(err, "process.cwd %s: getcwd", cwd);
+  }
+  if (buf[0] != '/')
     return rrt_error_msgf(err, EPERM, "process.cwd %s: resolves outside the container", cwd);
   return 0;
 }

@@ -176,6 +176,15 @@ static int want_str(json_object *v, const char *path, unsigned flags, char **out
   return 0;
 }
 
+/* How a message shows an integer: json-c saturates one past 64 bits (99999999999999999999999
+ * reads as 18446744073709551615), which must not be shown as if it had been written. */
+static const char *shown_int(json_object *v)
+{
+  if (json_object_get_uint64(v) == UINT64_MAX || json_object_get_int64(v) == INT64_MIN)
+    return "a number outside the 64-bit range";
+  return json_object_to_json_string(v);
+}
+
 static int want_uint(json_object *v, const char *path, uint64_t max, uint64_t *out,
                      struct rrt_error *err)
 {
@@ -184,7 +193,7 @@ static int want_uint(json_object *v, const char *path, uint64_t max, uint64_t *o
   /* json-c keeps values above INT64_MAX as uint64; get_int64 clamps those to INT64_MAX. */
   if (json_object_get_int64(v) < 0 || json_object_get_uint64(v) > max)
     return rrt_error_set(err, 0, "%s: expected integer in 0..%" PRIu64 ", got %s", path, max,
-                         json_object_to_json_string(v));
+                         shown_int(v));
   *out = json_object_get_uint64(v);
   return 0;
 }
@@ -198,7 +207,7 @@ static int want_int(json_object *v, const char *path, int64_t min, int64_t max, 
   bool huge = i == INT64_MAX && json_object_get_uint64(v) > (uint64_t)INT64_MAX;
   if (huge || i < min || i > max)
     return rrt_error_set(err, 0, "%s: expected integer in %" PRId64 "..%" PRId64 ", got %s", path,
-                         min, max, json_object_to_json_string(v));
+                         min, max, shown_int(v));
   *out = i;
   return 0;
 }
@@ -1258,6 +1267,12 @@ static int parse_named(const char *json, size_t len, const char *file, struct rr
 int rrt_spec_parse(const char *json, size_t len, struct rrt_spec **out, struct rrt_error *err)
 {
   return parse_named(json, len, NULL, out, err);
+}
+
+int rrt_spec_parse_file(const char *json, size_t len, const char *path, struct rrt_spec **out,
+                        struct rrt_error *err)
+{
+  return parse_named(json, len, path, out, err);
 }
 
 int rrt_spec_load(const char *path, struct rrt_spec **out, struct rrt_error *err)

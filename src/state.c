@@ -65,24 +65,52 @@ int rrt_state_root(const char *flag_root, bool create, char **out, struct rrt_er
   return 0;
 }
 
+/* An id as a message may show it: at most 64 characters, any byte that is not printable ASCII
+ * as \xNN (an id is bytes from the command line; half a UTF-8 character would make the message,
+ * and a JSON log line, invalid). */
+static char *printable_id(const char *id)
+{
+  size_t n = strlen(id);
+  char *out = xmalloc(64 * 4 + 4);
+  size_t k = 0;
+  for (size_t i = 0; i < n && i < 64; i++) {
+    unsigned char c = (unsigned char)id[i];
+    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+      out[k++] = (char)c;
+    else
+      k += (size_t)sprintf(out + k, "\\x%02x", c);
+  }
+  if (n > 64)
+    k += (size_t)sprintf(out + k, "...");
+  out[k] = '\0';
+  return out;
+}
+
+/* The id names ROOT/ID and the cgroup "rootlessrt-ID": both must be one file name (255 bytes). */
+#define MAX_ID_LEN (255 - sizeof("rootlessrt-") + 1)
+
 int rrt_state_validate_id(const char *id, struct rrt_error *err)
 {
   if (!id || !*id)
     return rrt_error_msgf(err, EINVAL, "container id: must not be empty");
+  cleanup_free char *shown = printable_id(id);
   if (strcmp(id, ".") == 0 || strcmp(id, "..") == 0 || strchr(id, '/'))
     return rrt_error_msgf(err, EINVAL,
-                          "container id \"%s\": must not be \".\", \"..\" or contain \"/\"", id);
-  if (strlen(id) > 1024)
-    return rrt_error_msgf(err, EINVAL, "container id: longer than 1024 characters");
+                          "container id \"%s\": must not be \".\", \"..\" or contain \"/\"", shown);
+  if (strlen(id) > MAX_ID_LEN)
+    return rrt_error_msgf(err, EINVAL, "container id \"%s\": %zu bytes, longer than %zu", shown,
+                          strlen(id), MAX_ID_LEN);
   for (const char *p = id; *p; p++) {
-    char c = *p;
+    unsigned char c = (unsigned char)*p;
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-          c == '-' || c == '.' || c == '+'))
-      return rrt_error_msgf(
-          err, EINVAL,
-          "container id \"%s\": invalid character '%c' (allowed: letters, digits, "
-          "'_', '-', '.', '+')",
-          id, c);
+          c == '-' || c == '.' || c == '+')) {
+      char what[8];
+      snprintf(what, sizeof(what), c > 0x20 && c < 0x7f ? "'%c'" : "\\x%02x", c);
+      return rrt_error_msgf(err, EINVAL,
+                            "container id \"%s\": invalid character %s (allowed: letters, digits, "
+                            "'_', '-', '.', '+')",
+                            shown, what);
+    }
   }
   return 0;
 }

@@ -217,6 +217,9 @@ struct rrt_spec {
  * array of strings"). Unknown properties are ignored. */
 int rrt_spec_parse(const char *json, size_t len, struct rrt_spec **out, struct rrt_error *err);
 int rrt_spec_load(const char *path, struct rrt_spec **out, struct rrt_error *err);
+/* rrt_spec_parse of text read from path: every message starts with path, once. */
+int rrt_spec_parse_file(const char *json, size_t len, const char *path, struct rrt_spec **out,
+                        struct rrt_error *err);
 void rrt_spec_free(struct rrt_spec *spec);
 
 /* Lookup helpers. */
