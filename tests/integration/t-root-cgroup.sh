@@ -8,7 +8,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=40
+N=43
 if [ "$(id -u)" != 0 ] || [ "$(awk 'NR == 1 {print $1, $2, $3}' /proc/self/uid_map)" != "0 0 4294967295" ]; then
   skip "cgroup v1 is for real root only; this runs as uid $(id -u)" "$N"
   done_testing
@@ -122,6 +122,27 @@ for i in 1 2; do
   rrt delete -f "$id" >/dev/null 2>&1
 done
 
+# ---------------------------------------------------------------- the cgroup2 mount we see
+# A cgroup2 mount at /sys/fs/cgroup over the hybrid layout: the runtime uses it, not the hidden
+# /sys/fs/cgroup/unified that mountinfo still lists first.
+cfg "$b" '.linux.cgroupsPath = $p' --arg p "/$top/v2"
+id=$(new_id v2)
+run env B="$b" ID="$id" R="$RRT_ROOT" unshare -m --propagation private sh -c '
+  mount -t cgroup2 none /sys/fs/cgroup || exit 99
+  "$@" run -d -b "$B" "$ID" || exit 98
+  jq -c "{cgroup, cgroups}" "$R/$ID/state.json"
+  test -d "/sys/fs/cgroup/'"$top"'/v2" && echo made
+  "$@" delete -f "$ID"; test -d "/sys/fs/cgroup/'"$top"'/v2/" || echo removed
+  rmdir "/sys/fs/cgroup/'"$top"'"' sh "$RRT" --root "$RRT_ROOT"
+if [ "$rc" = 99 ]; then
+  skip "cannot mount cgroup2 in a private mount namespace" 3
+else
+  has_line "$out" "^{\"cgroup\":\"/sys/fs/cgroup/$top/v2\",\"cgroups\":null}\$" \
+    "with cgroup2 mounted at /sys/fs/cgroup, that is the mount used (and no v1 hierarchy)"
+  has_line "$out" '^made$' "the container's cgroup2 directory is there"
+  has_line "$out" '^removed$' "and delete removes it"
+  [ "$rc" = 0 ] || diag "$out" "$err"
+fi
 # ---------------------------------------------------------------- refused
 id=$(new_id busy)
 cfg "$b" '.linux.cgroupsPath = $p' --arg p "/$top/busy"
