@@ -24,6 +24,7 @@
 #include "rootlessrt/container.h"
 #include "rootlessrt/exec.h"
 #include "rootlessrt/hooks.h"
+#include "rootlessrt/hostfds.h"
 #include "rootlessrt/init.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/net.h"
@@ -159,6 +160,7 @@ struct create_ctx {
   bool start_sent;      /* run: START queued behind it, init does not wait for us */
   struct rrt_userns_plan plan;
   struct rrt_net_config net;
+  struct rrt_hostfds hostfds; /* real root with a user namespace; released at NS_READY */
   struct rrt_init_args init;
   struct rrt_state st;
   bool dir_created;
@@ -184,6 +186,7 @@ static void create_ctx_free(struct create_ctx *c)
     close(c->terminal_fd);
   if (c->sync_fd >= 0)
     close(c->sync_fd);
+  rrt_hostfds_release(&c->hostfds);
   rrt_userns_plan_free(&c->plan);
   rrt_net_config_free(&c->net);
   rrt_state_free(&c->st);
@@ -416,6 +419,13 @@ static int create_prepare(struct create_ctx *c, struct rrt_error *err)
     return -1;
   if (chdir(c->bundle) < 0)
     return rrt_error_errno(err, "chdir %s", c->bundle);
+  /* Root's user namespace cannot enter what only host root may, nor mknod: the runtime opens
+   * bind sources and makes device nodes, init inherits them as detached mounts. */
+  if (c->plan.create && rrt_host_privileged()) {
+    if (rrt_hostfds_open(c->spec, &c->plan, c->root, &c->hostfds, err) < 0)
+      return -1;
+    c->init.hostfds = &c->hostfds;
+  }
 
   struct rrt_init_args *ia = &c->init;
   ia->spec = c->spec;
@@ -470,6 +480,7 @@ static int create_after_init(struct create_ctx *c, int sync_fd, pid_t init, stru
   if (rrt_sync_expect(sync_fd, RRT_SYNC_NS_READY, NULL, NULL, err) < 0)
     return -1;
   PHASE("namespaces and mounts ready");
+  rrt_hostfds_release(&c->hostfds); /* init has mounted them */
   if (c->hooks_done_sent)
     goto created;
   if (c->net.mode == RRT_NET_SLIRP) {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -78,14 +79,24 @@ static int open_host_node(const struct rrt_device *d, mode_t type)
   return fd;
 }
 
+/* tree: the node as real root made it on the host side for a container with a user namespace
+ * (hostfds.h), detached; -1 otherwise. */
 static int make_node(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct rrt_device *d,
-                     struct rrt_error *err)
+                     int tree, struct rrt_error *err)
 {
   mode_t type = device_type_mode(d->type);
   if (!type)
     return rrt_error_set(err, EINVAL, "unknown device type '%c'", d->type);
   if (!d->path || d->path[0] != '/')
     return rrt_error_set(err, EINVAL, "path must be absolute");
+  if (tree >= 0) {
+    cleanup_close int target = rrt_open_in_root(rootfd, d->path, RRT_CREATE_FILE, err);
+    if (target < 0)
+      return -1;
+    if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+      return rrt_error_errno(err, "move_mount the node made on the host");
+    return 0;
+  }
 
   if (type != S_IFIFO) {
     cleanup_close int host = open_host_node(d, type);
@@ -170,14 +181,14 @@ int rrt_dev_setup(const struct rrt_rootfs_ctx *ctx, int rootfd, bool populate_de
       const struct rrt_device *d = &default_devices[i];
       if (listed(spec, d->path))
         continue;
-      if (make_node(ctx, rootfd, d, err) < 0)
+      if (make_node(ctx, rootfd, d, -1, err) < 0)
         return rrt_error_wrap(err, "default device %s", d->path);
     }
   }
   if (spec->has_linux) {
     for (size_t i = 0; i < spec->lnx.n_devices; i++) {
       const struct rrt_device *d = &spec->lnx.devices[i];
-      if (make_node(ctx, rootfd, d, err) < 0)
+      if (make_node(ctx, rootfd, d, ctx->device_fds ? ctx->device_fds[i] : -1, err) < 0)
         return rrt_error_wrap(err, "linux.devices[%zu] (%s)", i, d->path ? d->path : "");
     }
   }

@@ -310,6 +310,17 @@ static void join_session_keyring(bool skip)
   (void)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL, 0, 0, 0);
 }
 
+/* Our copies of what the runtime opened for us: mounted now, or never. */
+static void close_hostfds(const struct rrt_hostfds *h)
+{
+  for (size_t i = 0; h && i < h->n_mounts; i++)
+    if (h->mount_fds[i] >= 0)
+      close(h->mount_fds[i]);
+  for (size_t i = 0; h && i < h->n_devices; i++)
+    if (h->device_fds[i] >= 0)
+      close(h->device_fds[i]);
+}
+
 /* Phase 2, in init: the container's environment, up to the blocked state. */
 static int setup_container(struct rrt_init_args *ia, char **state_json,
                            struct rrt_seccomp_filter **filter, char **exec_path,
@@ -328,8 +339,12 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
       .new_cgroupns = has_ns(ia, CLONE_NEWCGROUP),
       .console_slave_fd = -1,
       .resolv_conf = ia->resolv_conf,
+      .mount_fds = ia->hostfds ? ia->hostfds->mount_fds : NULL,
+      .device_fds = ia->hostfds ? ia->hostfds->device_fds : NULL,
   };
-  if (rrt_rootfs_prepare(&rc, err) < 0)
+  int r = rrt_rootfs_prepare(&rc, err);
+  close_hostfds(ia->hostfds);
+  if (r < 0)
     return -1;
   if (set_names(ia, err) < 0)
     return -1;

@@ -76,14 +76,18 @@ static int set_propagation(int fd, unsigned long propagation, struct rrt_error *
  * the caller set to the bundle) onto `dest` inside the rootfs, then the
  * remount that applies ro/nosuid/... (a bind ignores them), then propagation.
  */
-static int bind_mount(int rootfd, const char *dest, const char *source, bool recursive,
+static int bind_mount(int rootfd, const char *dest, const char *source, int tree, bool recursive,
                       const struct rrt_mount_opts *o, unsigned long extra, struct rrt_error *err)
 {
-  if (!source)
-    return rrt_error_set(err, EINVAL, "bind mount without a source");
-  cleanup_close int srcfd = open(source, O_PATH | O_CLOEXEC);
-  if (srcfd < 0)
-    return rrt_error_errno(err, "open source %s", source);
+  cleanup_close int own = -1;
+  int srcfd = tree; /* a clone the runtime made with its own credentials (hostfds.h) */
+  if (srcfd < 0) {
+    if (!source)
+      return rrt_error_set(err, EINVAL, "bind mount without a source");
+    own = srcfd = open(source, O_PATH | O_CLOEXEC);
+    if (srcfd < 0)
+      return rrt_error_errno(err, "open source %s", source);
+  }
   struct stat st;
   if (fstat(srcfd, &st) < 0)
     return rrt_error_errno(err, "stat source %s", source);
@@ -91,7 +95,10 @@ static int bind_mount(int rootfd, const char *dest, const char *source, bool rec
   cleanup_close int dstfd = rrt_open_in_root(rootfd, dest, kind, err);
   if (dstfd < 0)
     return -1;
-  if (rrt_bind_fd(srcfd, dstfd, recursive, err) < 0)
+  if (tree >= 0 &&
+      move_mount(tree, "", dstfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return rrt_error_errno(err, "move_mount %s", source);
+  if (tree < 0 && rrt_bind_fd(srcfd, dstfd, recursive, err) < 0)
     return -1;
   /* The old fd names the directory under the new mount: reopen. */
   close(dstfd);
@@ -255,7 +262,7 @@ static int mount_special(const struct rrt_rootfs_ctx *ctx, int rootfd, const str
     /* sysfs needs a network namespace owned by our user namespace. */
     rrt_debug("mount sysfs on %s: %s; binding /sys", dest, rrt_error_msg(err));
     rrt_error_clear(err);
-    if (bind_mount(rootfd, dest, "/sys", true, o, 0, err) < 0)
+    if (bind_mount(rootfd, dest, "/sys", -1, true, o, 0, err) < 0)
       return -1;
     /* "ro" means the whole tree; the host's cgroups are the cgroup mount's business. */
     cleanup_close int fd = rrt_open_in_root(rootfd, dest, RRT_CREATE_NONE, err);
@@ -272,7 +279,7 @@ static int mount_special(const struct rrt_rootfs_ctx *ctx, int rootfd, const str
   if (streq(type, "proc") && errnum == EPERM) {
     rrt_warn("mount proc on %s: %s; binding the host /proc instead", dest, rrt_error_msg(err));
     rrt_error_clear(err);
-    return bind_mount(rootfd, dest, "/proc", true, o, 0, err);
+    return bind_mount(rootfd, dest, "/proc", -1, true, o, 0, err);
   }
   if (streq(type, "mqueue")) {
     /* mqueue needs an IPC namespace owned by our user namespace. */
@@ -283,7 +290,7 @@ static int mount_special(const struct rrt_rootfs_ctx *ctx, int rootfd, const str
       return 0;
     }
     rrt_error_clear(err);
-    return bind_mount(rootfd, dest, "/dev/mqueue", false, o, 0, err);
+    return bind_mount(rootfd, dest, "/dev/mqueue", -1, false, o, 0, err);
   }
   if (streq(type, "devpts") && errnum == EINVAL && o->data && strstr(o->data, "gid=")) {
     /* gid=5 (tty) is usually not mapped into a rootless user namespace. */
@@ -295,9 +302,10 @@ static int mount_special(const struct rrt_rootfs_ctx *ctx, int rootfd, const str
   return r;
 }
 
-static int mount_one(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct rrt_mount *m,
+static int mount_one(const struct rrt_rootfs_ctx *ctx, int rootfd, size_t index,
                      struct rrt_error *err)
 {
+  const struct rrt_mount *m = &ctx->spec->mounts[index];
   struct rrt_mount_opts o;
   if (rrt_mount_opts_parse(&m->options, &o, err) < 0)
     return -1;
@@ -314,7 +322,8 @@ static int mount_one(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct 
              has_option(m, "ridmap")) {
     r = rrt_error_set(err, ENOTSUP, "idmapped mounts are not supported");
   } else if (o.bind || streq(m->type, "bind")) {
-    r = bind_mount(rootfd, m->destination, m->source, o.rbind, &o, 0, err);
+    int tree = ctx->mount_fds ? ctx->mount_fds[index] : -1;
+    r = bind_mount(rootfd, m->destination, m->source, tree, o.rbind, &o, 0, err);
     /* The host's /sys with a cgroup namespace: its cgroups are not the container's. */
     if (r == 0 && o.rbind && ctx->new_cgroupns && same_path(m->source, "/sys"))
       r = rrt_mask_host_cgroups(rootfd, m->destination, err);
@@ -389,7 +398,7 @@ int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
     const struct rrt_mount *m = &spec->mounts[i];
     if (m == root_overlay)
       continue;
-    if (mount_one(ctx, rootfd, m, err) < 0)
+    if (mount_one(ctx, rootfd, i, err) < 0)
       return rrt_error_wrap(err, "mounts[%zu] (%s, %s)", i, m->destination,
                             m->type ? m->type : "bind");
     if (same_path(m->destination, "/etc/resolv.conf"))
@@ -400,7 +409,7 @@ int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
     /* Read-only: the file lives in the state directory, which nothing inside may write. */
     struct rrt_mount_opts none = {0};
     unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
-    if (bind_mount(rootfd, "/etc/resolv.conf", ctx->resolv_conf, false, &none, ro, err) < 0)
+    if (bind_mount(rootfd, "/etc/resolv.conf", ctx->resolv_conf, -1, false, &none, ro, err) < 0)
       return rrt_error_wrap(err, "bind %s onto /etc/resolv.conf", ctx->resolv_conf);
   }
 

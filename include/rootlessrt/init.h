@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "rootlessrt/hostfds.h"
 #include "rootlessrt/net.h"
 #include "rootlessrt/spec.h"
 #include "rootlessrt/userns.h"
@@ -36,6 +37,7 @@ struct rrt_init_args {
   enum rrt_net_mode net_mode;
   const char *resolv_conf;
   const char *seccomp_cache;
+  const struct rrt_hostfds *hostfds; /* real root with a user namespace: see hostfds.h */
 };
 
 /* Runs in the cloned child; never returns. Failures travel to the runtime

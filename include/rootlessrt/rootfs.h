@@ -33,6 +33,10 @@ struct rrt_rootfs_ctx {
   bool new_ipcns;
   bool new_cgroupns;
   int console_slave_fd; /* >= 0: bind to /dev/console */
+  /* Real root with a user namespace (hostfds.h): per spec->mounts[i] and per
+   * spec->lnx.devices[i] a detached mount the runtime opened, or -1; NULL when none. */
+  const int *mount_fds;
+  const int *device_fds;
   const char
       *resolv_conf; /* non-NULL: bind it onto /etc/resolv.conf unless a config mount covers it */
 };

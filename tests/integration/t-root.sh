@@ -1,7 +1,8 @@
 #!/bin/bash
 # t-root.sh: what real root's containers must not do to the host, each written as the attack:
 # namespaced sysctls without the namespace (the host's value written), a cgroup namespace made
-# before init is in its cgroup, writable cgroup v1 hierarchies (issue 11). As real root only (run-integration
+# before init is in its cgroup, writable cgroup v1 hierarchies, bind sources and devices root's
+# user namespace cannot reach (issue 11). As real root only (run-integration
 # runs this file as root); as anyone else every check skips with the reason.
 # rrt-test-as: root
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
@@ -48,6 +49,34 @@ no_line "$out" '^[0-9]+ [0-9]+ [0-9:]+ [^ ]+ [^ ]+ rw' "cgroup v1 hierarchies: e
 escaped=$(find /sys/fs/cgroup -maxdepth 2 -name "rrt-attack-$$" 2>/dev/null)
 is "$escaped" "" "cgroup v1 hierarchies: nothing made on the host"
 for d in $escaped; do rmdir "$d"; done
+nothing_left "$id" "$b"
+
+# ---------------------------------------------------------------- root with a user namespace (item 6)
+
+# The container's root is host uid 200000: it cannot enter a directory only host root may, nor
+# mknod. The runtime opens the bind source and makes the nodes; init gets them as mounts.
+priv=$T_WORK/root-only
+mkdir -p "$priv/inner" && chmod 0700 "$priv" && echo secret-data >"$priv/inner/data" ||
+  bail_out "cannot make $priv"
+b=$(mkbundle userns-root sh -c 'cat /mnt/data; ls -ln /dev/rrt-null /dev/rrt-full | awk "{print \$1, \$3, \$4}"
+  echo x >/dev/rrt-null && echo wrote-null; head -n 1 /proc/self/uid_map')
+mkdir -p "$b/rootfs/mnt"
+cfg "$b" '.linux.uidMappings = [{containerID: 0, hostID: 200000, size: 65536}] |
+  .linux.gidMappings = [{containerID: 0, hostID: 200000, size: 65536}] |
+  .linux.devices = [{path: "/dev/rrt-null", type: "c", major: 1, minor: 3, fileMode: 416, uid: 0, gid: 0},
+                    {path: "/dev/rrt-full", type: "c", major: 1, minor: 7, fileMode: 438, uid: 1000, gid: 5}] |
+  .mounts += [{destination: "/mnt", type: "bind", source: $src, options: ["bind", "ro"]}]' \
+  --arg src "$priv/inner" || bail_out "cannot edit $b/config.json"
+id=$(new_id userns-root)
+run rrt run -b "$b" "$id"
+is "$rc" 0 "root, user namespace: run"
+[ "$rc" = 0 ] || diag "$err"
+has_line "$out" '^ +0 +200000 +65536$' "root, user namespace: the container's root is host uid 200000"
+has_line "$out" '^secret-data$' "root, user namespace: a bind source under a root-only directory is mounted"
+has_line "$out" '^crw-r----- 0 0$' "root, user namespace: linux.devices node made with its mode and owner"
+has_line "$out" '^crw-rw-rw- 1000 5$' "root, user namespace: a second node, owned by container ids 1000:5"
+has_line "$out" '^wrote-null$' "root, user namespace: the node is the device (1:3)"
+is "$(find "$RRT_ROOT" -name '.devices-*' 2>&1)" "" "root, user namespace: the runtime's node directory is gone"
 nothing_left "$id" "$b"
 
 done_testing
@@ -161,6 +190,34 @@ no_line "$out" '^[0-9]+ [0-9]+ [0-9:]+ [^ ]+ [^ ]+ rw' "cgroup v1 hierarchies: e
 escaped=$(find /sys/fs/cgroup -maxdepth 2 -name "rrt-attack-$$" 2>/dev/null)
 is "$escaped" "" "cgroup v1 hierarchies: nothing made on the host"
 for d in $escaped; do rmdir "$d"; done
+nothing_left "$id" "$b"
+
+# ---------------------------------------------------------------- root with a user namespace (item 6)
+
+# The container's root is host uid 200000: it cannot enter a directory only host root may, nor
+# mknod. The runtime opens the bind source and makes the nodes; init gets them as mounts.
+priv=$T_WORK/root-only
+mkdir -p "$priv/inner" && chmod 0700 "$priv" && echo secret-data >"$priv/inner/data" ||
+  bail_out "cannot make $priv"
+b=$(mkbundle userns-root sh -c 'cat /mnt/data; ls -ln /dev/rrt-null /dev/rrt-full | awk "{print \$1, \$3, \$4}"
+  echo x >/dev/rrt-null && echo wrote-null; head -n 1 /proc/self/uid_map')
+mkdir -p "$b/rootfs/mnt"
+cfg "$b" '.linux.uidMappings = [{containerID: 0, hostID: 200000, size: 65536}] |
+  .linux.gidMappings = [{containerID: 0, hostID: 200000, size: 65536}] |
+  .linux.devices = [{path: "/dev/rrt-null", type: "c", major: 1, minor: 3, fileMode: 416, uid: 0, gid: 0},
+                    {path: "/dev/rrt-full", type: "c", major: 1, minor: 7, fileMode: 438, uid: 1000, gid: 5}] |
+  .mounts += [{destination: "/mnt", type: "bind", source: $src, options: ["bind", "ro"]}]' \
+  --arg src "$priv/inner" || bail_out "cannot edit $b/config.json"
+id=$(new_id userns-root)
+run rrt run -b "$b" "$id"
+is "$rc" 0 "root, user namespace: run"
+[ "$rc" = 0 ] || diag "$err"
+has_line "$out" '^ +0 +200000 +65536$' "root, user namespace: the container's root is host uid 200000"
+has_line "$out" '^secret-data$' "root, user namespace: a bind source under a root-only directory is mounted"
+has_line "$out" '^crw-r----- 0 0$' "root, user namespace: linux.devices node made with its mode and owner"
+has_line "$out" '^crw-rw-rw- 1000 5$' "root, user namespace: a second node, owned by container ids 1000:5"
+has_line "$out" '^wrote-null$' "root, user namespace: the node is the device (1:3)"
+is "$(find "$RRT_ROOT" -name '.devices-*' 2>&1)" "" "root, user namespace: the runtime's node directory is gone"
 nothing_left "$id" "$b"
 
 done_testing
