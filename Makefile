@@ -4,6 +4,12 @@
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 LIBEXECDIR ?= $(PREFIX)/libexec
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+# The AppArmor profile goes to /etc/apparmor.d when the parser takes it (AppArmor 4.0, which has
+# userns rules); APPARMOR=1 installs it anyway (packages for such systems), APPARMOR=0 never.
+APPARMOR ?= auto
+APPARMOR_DIR ?= /etc/apparmor.d
 DESTDIR ?=
 BUILD ?= build
 VERSION := 0.1.0
@@ -55,7 +61,8 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 PROBE := $(BUILD)/rrt-probe
 CONSOLE_RECV := $(BUILD)/console-recv
 
-.PHONY: all deps demo check check-asan unit integration bench lint format install clean fuzz podman-check
+.PHONY: all deps demo check check-asan unit integration bench lint format install clean fuzz podman-check \
+        man dist deb deb-test rpm
 
 all: $(BUILD)/rootlessrt $(BUILD)/rootlessrt-net
 
@@ -142,11 +149,45 @@ lint:
 	@shellcheck -x -S warning $(SHELL_SCRIPTS)
 	@echo "lint: ok"
 
-install: all
+# The man page: man/rootlessrt.1.in with each verb's `rootlessrt help VERB` text put in.
+man: $(BUILD)/rootlessrt.1
+$(BUILD)/rootlessrt.1: man/rootlessrt.1.in man/mkman.sh $(BUILD)/rootlessrt
+	sh man/mkman.sh $(BUILD)/rootlessrt $< >$@.tmp && mv $@.tmp $@
+
+install: all $(BUILD)/rootlessrt.1
 	install -D -m 0755 $(BUILD)/rootlessrt $(DESTDIR)$(BINDIR)/rootlessrt
 	install -D -m 0755 $(BUILD)/rootlessrt-net $(DESTDIR)$(LIBEXECDIR)/rootlessrt/rootlessrt-net
-	install -d $(DESTDIR)$(PREFIX)/share/rootlessrt/hooks
-	install -m 0755 contrib/hooks/*.sh $(DESTDIR)$(PREFIX)/share/rootlessrt/hooks/
+	install -d $(DESTDIR)$(DATADIR)/rootlessrt/hooks
+	install -m 0755 contrib/hooks/*.sh $(DESTDIR)$(DATADIR)/rootlessrt/hooks/
+	install -D -m 0644 $(BUILD)/rootlessrt.1 $(DESTDIR)$(MANDIR)/man1/rootlessrt.1
+	install -D -m 0644 contrib/completion/rootlessrt.bash \
+	  $(DESTDIR)$(DATADIR)/bash-completion/completions/rootlessrt
+	install -D -m 0644 contrib/completion/_rootlessrt $(DESTDIR)$(DATADIR)/zsh/site-functions/_rootlessrt
+	install -D -m 0644 contrib/completion/rootlessrt.fish \
+	  $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/rootlessrt.fish
+	install -d $(DESTDIR)$(DATADIR)/rootlessrt/apparmor
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' \
+	  contrib/apparmor/rootlessrt.in >$(DESTDIR)$(DATADIR)/rootlessrt/apparmor/rootlessrt
+	@sh contrib/apparmor/install.sh "$(APPARMOR)" $(DESTDIR)$(DATADIR)/rootlessrt/apparmor/rootlessrt \
+	  "$(DESTDIR)$(APPARMOR_DIR)"
+
+# A source tarball of the tracked files as they are in the tree: build/rootlessrt-VERSION.tar.gz.
+dist:
+	@sh contrib/packaging/dist.sh $(VERSION) $(BUILD)
+
+# The RPM spec built with rpmbuild from the dist tarball (--nodeps: on Debian the BuildRequires
+# are Debian packages), into build/rpm/: a check that the spec builds and packages every file.
+rpm: dist
+	@sh contrib/packaging/build-rpm.sh $(VERSION) $(BUILD)
+
+# A Debian package built from the tree (dpkg-buildpackage, debian/), into build/deb/.
+deb:
+	@sh contrib/packaging/build-deb.sh $(BUILD)/deb
+
+# The Debian package installed into a clean Debian 12 root (debootstrap, as root), where
+# `rootlessrt check` then runs as an unprivileged user.
+deb-test: deb all
+	@bash contrib/packaging/test-deb.sh $(BUILD)/deb $(BUILD)/rootlessrt
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -86,7 +86,7 @@ for h in "$repo"/tests/helper/*.c; do
     cp "$(dirname "$probe")/$h" "$work/bin/" || die "cannot copy $h"
   fi
 done
-cp -r "$repo/tests" "$repo/contrib" "$work/" || die "cannot copy tests and contrib"
+cp -r "$repo/tests" "$repo/contrib" "$repo/man" "$work/" || die "cannot copy tests, contrib and man"
 cp -r "$spec_src" "$work/spec" || die "cannot copy $spec_src"
 chmod -R u+w,a+rX "$work" # a SPEC_DIR given may be read-only: keep the copy removable
 if [ "$mode" = root ]; then
