@@ -104,6 +104,10 @@ static int make_device_nodes(const struct rrt_spec *spec, const struct rrt_usern
     h->device_fds[i] = open_tree(h->dev_dirfd, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
     if (h->device_fds[i] < 0)
       return rrt_error_errno(err, "linux.devices[%zu] (%s): open_tree", i, d->path);
+    /* The state root is often on a nodev /run: the bind must open the device all the same. */
+    struct mount_attr attr = {.attr_clr = MOUNT_ATTR_NODEV};
+    if (mount_setattr(h->device_fds[i], "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+      return rrt_error_errno(err, "linux.devices[%zu] (%s): clear nodev", i, d->path);
   }
   return 0;
 }

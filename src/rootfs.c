@@ -79,15 +79,19 @@ static int set_propagation(int fd, unsigned long propagation, struct rrt_error *
 static int bind_mount(int rootfd, const char *dest, const char *source, int tree, bool recursive,
                       const struct rrt_mount_opts *o, unsigned long extra, struct rrt_error *err)
 {
-  cleanup_close int own = -1;
-  int srcfd = tree; /* a clone the runtime made with its own credentials (hostfds.h) */
-  if (srcfd < 0) {
-    if (!source)
-      return rrt_error_set(err, EINVAL, "bind mount without a source");
-    own = srcfd = open(source, O_PATH | O_CLOEXEC);
-    if (srcfd < 0)
-      return rrt_error_errno(err, "open source %s", source);
-  }
+  if (!source)
+    return rrt_error_set(err, EINVAL, "bind mount without a source");
+  /* The path first: a bind made here keeps the host's mount flags locked and its submounts
+   * covered. Only what our credentials cannot reach comes from the clone the runtime made with
+   * its own (hostfds.h). */
+  cleanup_close int own = open(source, O_PATH | O_CLOEXEC);
+  int srcfd = own;
+  if (own < 0 && ((errno != EACCES && errno != EPERM) || tree < 0))
+    return rrt_error_errno(err, "open source %s", source);
+  if (own >= 0)
+    tree = -1;
+  else
+    srcfd = tree;
   struct stat st;
   if (fstat(srcfd, &st) < 0)
     return rrt_error_errno(err, "stat source %s", source);

@@ -79,6 +79,18 @@ has_line "$out" '^wrote-null$' "root, user namespace: the node is the device (1:
 is "$(find "$RRT_ROOT" -name '.devices-*' 2>&1)" "" "root, user namespace: the runtime's node directory is gone"
 nothing_left "$id" "$b"
 
+# A state root on a nodev filesystem (/run usually is): the nodes still open.
+nodev=$T_WORK/nodev-root
+mkdir -p "$nodev"
+id=$(new_id userns-nodev)
+run unshare -m --propagation private sh -c 'mount -t tmpfs -o nodev,mode=0700 tmpfs "$1" || exit 99
+  shift; exec "$@"' sh "$nodev" timeout -k 5 "$RRT_CMD_TIMEOUT" "$RRT" --root "$nodev/state" run -b "$b" "$id"
+if [ "$rc" = 99 ]; then
+  skip "cannot mount a tmpfs in a private mount namespace" 1
+else
+  has_line "$out" '^wrote-null$' "root, user namespace: nodes made under a nodev state root work"
+fi
+
 done_testing
 fi
 
@@ -219,5 +231,17 @@ has_line "$out" '^crw-rw-rw- 1000 5$' "root, user namespace: a second node, owne
 has_line "$out" '^wrote-null$' "root, user namespace: the node is the device (1:3)"
 is "$(find "$RRT_ROOT" -name '.devices-*' 2>&1)" "" "root, user namespace: the runtime's node directory is gone"
 nothing_left "$id" "$b"
+
+# A state root on a nodev filesystem (/run usually is): the nodes still open.
+nodev=$T_WORK/nodev-root
+mkdir -p "$nodev"
+id=$(new_id userns-nodev)
+run unshare -m --propagation private sh -c 'mount -t tmpfs -o nodev,mode=0700 tmpfs "$1" || exit 99
+  shift; exec "$@"' sh "$nodev" timeout -k 5 "$RRT_CMD_TIMEOUT" "$RRT" --root "$nodev/state" run -b "$b" "$id"
+if [ "$rc" = 99 ]; then
+  skip "cannot mount a tmpfs in a private mount namespace" 1
+else
+  has_line "$out" '^wrote-null$' "root, user namespace: nodes made under a nodev state root work"
+fi
 
 done_testing
