@@ -563,6 +563,8 @@ int rrt_exec(const struct rrt_global *g, const struct rrt_exec_opts *o, struct r
       .console_fd = r.console_fd,
       .preserve_fds = o->preserve_fds,
   };
+  if (!o->detach)
+    rrt_forward_signals_early(r.tp.sock[0] < 0);
   pid_t child = fork();
   if (child < 0) {
     rrt_error_errno(err, "exec: fork");
@@ -592,6 +594,7 @@ int rrt_exec(const struct rrt_global *g, const struct rrt_exec_opts *o, struct r
     /* The process failed before execve: in the foreground, its status
      * (127/126 like a shell), the message logged; detached, the error. */
     if (pid > 0 && !o->detach) {
+      rrt_forward_signals(pid, false);
       int status = rrt_wait_reaping(pid);
       rrt_log(RRT_LOG_ERROR, "%s", rrt_error_msg(err));
       rrt_error_clear(err);

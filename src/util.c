@@ -372,22 +372,46 @@ int rrt_connect_unix(const char *path, const char *what, struct rrt_error *err)
 }
 
 static volatile pid_t forward_to = -1;
+/* Signals that arrived before the process to forward them to was known. */
+static volatile sig_atomic_t forward_pending;
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
 
 static void forward_signal(int sig)
 {
   if (forward_to > 0)
     kill(forward_to, sig);
+  else if (sig < 32)
+    forward_pending |= 1 << sig;
+}
+
+void rrt_forward_signals_early(bool winch)
+{
+  /* Installed before the process exists: a signal sent to us once it runs but before we
+   * learnt its pid must not kill us with the default action. */
+  forward_to = -1;
+  forward_pending = 0;
+  struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+    if (forwarded[i] != SIGWINCH || winch)
+      sigaction(forwarded[i], &sa, NULL);
 }
 
 void rrt_forward_signals(pid_t pid, bool winch)
 {
+  sigset_t all, old;
+  sigemptyset(&all);
+  for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+    sigaddset(&all, forwarded[i]);
+  sigprocmask(SIG_BLOCK, &all, &old);
+  if (forward_to != -1 || forward_pending == 0)
+    rrt_forward_signals_early(winch);
   forward_to = pid;
-  struct sigaction sa = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
-  sigemptyset(&sa.sa_mask);
-  int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
-  for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-    if (sigs[i] != SIGWINCH || winch)
-      sigaction(sigs[i], &sa, NULL);
+  for (int sig = 1; sig < 32; sig++)
+    if (forward_pending & (1 << sig))
+      kill(pid, sig);
+  forward_pending = 0;
+  sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 void rrt_forward_signals_stop(void)

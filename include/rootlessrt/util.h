@@ -81,7 +81,9 @@ int rrt_parse_i64(const char *s, long long *out);
 void rrt_reset_signals(void);
 
 /* Foreground run/exec: INT, TERM, HUP, QUIT, USR1, USR2 (and WINCH when asked)
- * received by the runtime go to pid. */
+ * received by the runtime go to pid. _early installs the handlers before pid is known,
+ * keeping what arrives until rrt_forward_signals names it. */
+void rrt_forward_signals_early(bool winch);
 void rrt_forward_signals(pid_t pid, bool winch);
 void rrt_forward_signals_stop(void);
 /* Waits for pid, reaping any other child (a subreaper collects the

@@ -151,6 +151,34 @@ st=$?
 is "$(grep '^got' "$sigout" | paste -sd,)" "got USR1,got TERM" "signals to exec reach the process"
 is "$st" 0 "and exec exits with its status"
 
+# A signal that reaches the runtime while the process is starting, before the runtime learnt its
+# pid, is kept and forwarded: the runtime never dies of it and leaves the process behind. Sent at
+# a sweep of delays across the start.
+is_runtime() { [ "$(readlink "/proc/$1/exe")" = "$(readlink -f "$RRT")" ]; }
+orphans=0
+lost=""
+for d in 0 0.001 0.002 0.004 0.006 0.008 0.012 0.016 0.024 0.032 0.05 0.08; do
+  rrt_bg "$T_WORK/early.out" exec "$id" rrt-probe sleep 999
+  bgpid=$RRT_BG_PID
+  # Not before the runtime runs: a signal to the forked shell would run its copy of our EXIT trap.
+  wait_until 10 is_runtime "$bgpid"
+  sleep "$d"
+  kill -TERM "$bgpid" 2>/dev/null
+  wait_pid "$bgpid" 20
+  st=$?
+  [ "$st" -eq 143 ] || lost="$lost $d:$st"
+  run rrt ps -f json "$id"
+  for p in $(jq -r '.[]' <<<"$out"); do
+    if tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q 'sleep 999'; then
+      orphans=$((orphans + 1))
+      diag "left behind after a TERM at $d s: pid $p"
+      kill -KILL "$p" 2>/dev/null
+    fi
+  done
+done
+is "$orphans" 0 "a TERM sent while exec starts is forwarded, no process left behind"
+is "$lost" "" "and exec exits 143 (the process's death by TERM) at every delay"
+
 # ---------------------------------------------------------------- created, stopped, unknown
 
 b2=$(mkbundle ex2 rrt-probe sleep 1000)
