@@ -380,7 +380,7 @@ static void forward_signal(int sig)
 {
   if (forward_to > 0)
     kill(forward_to, sig);
-  else if (sig < 32)
+  else if (sig < 31)
     forward_pending |= 1 << sig;
 }
 
@@ -407,7 +407,7 @@ void rrt_forward_signals(pid_t pid, bool winch)
   if (forward_to != -1 || forward_pending == 0)
     rrt_forward_signals_early(winch);
   forward_to = pid;
-  for (int sig = 1; sig < 32; sig++)
+  for (int sig = 1; sig < 31; sig++)
     if (forward_pending & (1 << sig))
       kill(pid, sig);
   forward_pending = 0;
