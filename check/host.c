@@ -263,7 +263,9 @@ void check_devices(struct rrt_check *c)
 
 static void report_rootlessrt_net(struct rrt_check *c)
 {
-  cleanup_free char *path = rrt_net_helper_path();
+  cleanup_free char *found = rrt_net_helper_path();
+  cleanup_free char *real = realpath(found, NULL);
+  const char *path = real ? real : found;
   if (access(path, X_OK) < 0) {
     check_add(c, "rootlessrt-net", RRT_CHECK_WARN,
               xstrdup("make install  # from the rootlessrt source, or reinstall its package"),
@@ -271,7 +273,7 @@ static void report_rootlessrt_net(struct rrt_check *c)
     return;
   }
   /* Without its arguments it loads its libraries, says so and exits 1. */
-  char *argv[] = {path, NULL};
+  char *argv[] = {(char *)path, NULL};
   cleanup_free char *out = NULL;
   int st = check_spawn(argv, &out);
   if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1 && out &&

@@ -158,8 +158,12 @@ int rrt_cmd_create(const struct rrt_global *g, int argc, char **argv, struct rrt
 
 int rrt_cmd_run(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err)
 {
-  if (rrt_run_is_desktop(argc, argv))
-    return rrt_cmd_run_image(g, argc, argv, err);
+  if (rrt_run_is_desktop(argc, argv)) {
+    int r = rrt_cmd_run_image(g, argc, argv, err);
+    if (r < 0)
+      rrt_check_explain(err);
+    return r;
+  }
   struct rrt_create_opts o = {0};
   bool help = false;
   int status = 0;

@@ -4,7 +4,10 @@
 # packaged runtime. As root. The root is debootstrapped once (DIR/debroot-pristine, kept) and
 # copied fresh for every run; it runs as a container of this project's own (RUNTIME, as real
 # root: pid, mount, ipc, uts and cgroup namespaces; the host's network, so that apt fetches the
-# package's dependencies from the Debian mirror as a user's apt would).
+# package's dependencies from the Debian mirror as a user's apt would). Its bounding set has
+# CAP_SYS_ADMIN, as a host's has: setuid newuidmap needs it to write a child's uid_map; and its
+# /proc has no masked paths, as a host's has none: a user namespace mounts proc only where the
+# whole of it is visible.
 set -euo pipefail
 
 die() {
@@ -89,10 +92,16 @@ jq '.root = {"path": "rootfs", "readonly": false}
   | .linux.devices = [
       {"path": "/dev/net/tun", "type": "c", "major": 10, "minor": 200, "fileMode": 438, "uid": 0, "gid": 0},
       {"path": "/dev/fuse", "type": "c", "major": 10, "minor": 229, "fileMode": 438, "uid": 0, "gid": 0}]
+  | .linux.resources.devices = ((.linux.resources.devices // []) + [
+      {"allow": true, "type": "c", "major": 10, "minor": 200, "access": "rwm"},
+      {"allow": true, "type": "c", "major": 10, "minor": 229, "access": "rwm"}])
+  | .mounts += [{"destination": "/run", "type": "tmpfs", "source": "tmpfs",
+      "options": ["nosuid", "nodev", "mode=0755"]}]
+  | .linux.maskedPaths = [] | .linux.readonlyPaths = []
   | .hostname = "debtest"' \
   --argjson caps '["CAP_CHOWN","CAP_DAC_OVERRIDE","CAP_FOWNER","CAP_FSETID","CAP_KILL","CAP_SETGID",
     "CAP_SETUID","CAP_SETPCAP","CAP_SETFCAP","CAP_NET_BIND_SERVICE","CAP_SYS_CHROOT","CAP_AUDIT_WRITE",
-    "CAP_MKNOD"]' "$work/config.json" >"$work/config.json.new"
+    "CAP_MKNOD","CAP_SYS_ADMIN"]' "$work/config.json" >"$work/config.json.new"
 mv "$work/config.json.new" "$work/config.json"
 echo "test-deb: $(basename "$deb") into a fresh Debian 12 root, in a rootlessrt container"
 set +e
