@@ -28,6 +28,7 @@
 #include "rootlessrt/init.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/net.h"
+#include "rootlessrt/notify.h"
 #include "rootlessrt/state.h"
 #include "rootlessrt/sync.h"
 #include "rootlessrt/sysctl.h"
@@ -161,6 +162,7 @@ struct create_ctx {
   struct rrt_userns_plan plan;
   struct rrt_net_config net;
   struct rrt_hostfds hostfds; /* real root with a user namespace; released at NS_READY */
+  struct rrt_notify notify;   /* NOTIFY_SOCKET relayed, when the caller set it */
   struct rrt_init_args init;
   struct rrt_state st;
   bool dir_created;
@@ -189,6 +191,7 @@ static void create_ctx_free(struct create_ctx *c)
   rrt_hostfds_release(&c->hostfds);
   rrt_userns_plan_free(&c->plan);
   rrt_net_config_free(&c->net);
+  rrt_notify_free(&c->notify);
   rrt_state_free(&c->st);
 }
 
@@ -417,6 +420,13 @@ static int create_prepare(struct create_ctx *c, struct rrt_error *err)
     return -1;
   if (plan_state(c, err) < 0)
     return -1;
+  /* Before the clone: init mounts the socket with the config's mounts, so the socket exists
+   * before then too (as root with a user namespace the runtime opens bind sources itself). */
+  cleanup_free char *state_dir = xasprintf("%s/%s", c->root, c->o->id);
+  if (rrt_notify_plan(c->spec, state_dir, &c->notify, err) < 0)
+    return -1;
+  if (c->notify.host && (make_state(c, err) < 0 || rrt_notify_bind(&c->notify, c->dirfd, err) < 0))
+    return -1;
   if (chdir(c->bundle) < 0)
     return rrt_error_errno(err, "chdir %s", c->bundle);
   /* Root's user namespace cannot enter what only host root may, nor mknod: the runtime opens
@@ -509,7 +519,8 @@ created:
 static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
                              const struct rrt_maps_job *maps, struct rrt_error *err)
 {
-  if (make_state(c, err) < 0 || setup_cgroup(c, init, err) < 0)
+  if ((!c->dir_created && make_state(c, err) < 0) || setup_cgroup(c, init, err) < 0 ||
+      rrt_notify_start_relay(&c->notify, c->dirfd, init, err) < 0)
     return -1;
   /* init watches the helpers itself: it goes on the moment they are done, without a wake-up of
    * this process in between (on an idle virtual CPU that costs a fifth of a millisecond). */
@@ -567,6 +578,14 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   if (child == 0) {
     close(parent_fd);
     parent_fd = -1;
+    /* Made before the clone when NOTIFY_SOCKET is relayed: init must not hold the state lock
+     * (start takes it) nor the start socket, which comes with CONTINUE. */
+    if (c->dirfd >= 0)
+      close(c->dirfd);
+    if (c->listen_fd >= 0)
+      close(c->listen_fd);
+    if (c->notify.fd >= 0)
+      close(c->notify.fd);
     rrt_init_main(&c->init); /* never returns */
   }
   close(steal_fd(&child_fd));
@@ -668,6 +687,7 @@ static int create_container(const struct rrt_global *g, const struct rrt_create_
                          .console_fd = -1,
                          .terminal_fd = -1,
                          .sync_fd = -1,
+                         .notify = {.fd = -1},
                          .for_run = out != NULL};
   pid_t init = 0;
   if (rrt_state_validate_id(o->id, err) < 0)

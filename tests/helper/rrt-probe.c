@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,7 +46,8 @@ static int usage(void)
 {
   fputs("usage: rrt-probe caps|status|rlimits|umask|fds|cwd|env|ids|mounts|ns|hostname|pid|\n"
         "       spawn-sleep|signals|sleep N|exit N|kill-self SIG|syscall NAME|\n"
-        "       write FILE TEXT|cat FILE|open DEV|wait-file PATH|rawsyscall NR [ARGS...]\n",
+        "       write FILE TEXT|cat FILE|open DEV|wait-file PATH|rawsyscall NR [ARGS...]|\n"
+        "       notify TEXT\n",
         stderr);
   return 2;
 }
@@ -437,6 +439,25 @@ static int do_rawsyscall(int n, char **args)
   return r < 0 ? 1 : 0;
 }
 
+/* sd_notify's wire form: TEXT as one datagram to the socket $NOTIFY_SOCKET names. */
+static int do_notify(const char *text)
+{
+  const char *path = getenv("NOTIFY_SOCKET");
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  if (!path || strlen(path) >= sizeof(sa.sun_path)) {
+    fputs("rrt-probe: NOTIFY_SOCKET is not set\n", stderr);
+    return 1;
+  }
+  strcpy(sa.sun_path, path);
+  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return die("socket");
+  if (sendto(fd, text, strlen(text), 0, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+    return die(path);
+  close(fd);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   static const char *const cap_keys[] = {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", NULL};
@@ -509,6 +530,8 @@ int main(int argc, char **argv)
     if (argc < 4)
       return usage();
     rc = do_write(argv[2], argv[3]);
+  } else if (strcmp(verb, "notify") == 0) {
+    rc = do_notify(argv[2]);
   } else if (strcmp(verb, "rawsyscall") == 0) {
     rc = do_rawsyscall(argc - 2, argv + 2);
   } else {
