@@ -1,6 +1,7 @@
 /* explain.c: create's errors that `rootlessrt check` diagnoses get their cause named and a
  * pointer to it. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,16 @@ static long long sysctl_value(const char *path)
 {
   struct rrt_check c = {.prefix = getenv("ROOTLESSRT_CHECK_ROOT")};
   return check_read_num(&c, path);
+}
+
+/* Whether this process runs under rootlessrt's AppArmor profile (which allows user namespaces). */
+static bool under_own_profile(void)
+{
+  struct rrt_check c = {.prefix = getenv("ROOTLESSRT_CHECK_ROOT")};
+  cleanup_free char *label = check_read(&c, "/proc/self/attr/apparmor/current");
+  if (!label)
+    label = check_read(&c, "/proc/self/attr/current");
+  return label && strncmp(label, "rootlessrt ", 11) == 0;
 }
 
 /* The cause, or NULL when the error is not one check diagnoses. */
@@ -33,7 +44,8 @@ static const char *cause_of(const struct rrt_error *err)
   if (strstr(m, "network helper"))
     return "the network helper rootlessrt-net failed";
   if ((err->errnum == EPERM || err->errnum == EACCES) &&
-      sysctl_value("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
+      sysctl_value("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1 &&
+      !under_own_profile())
     return "AppArmor restricts unprivileged user namespaces "
            "(kernel.apparmor_restrict_unprivileged_userns = 1)";
   return NULL;

@@ -77,7 +77,7 @@ if [ -n "$MAN_DIR" ] && [ -f "$MAN_DIR/rootlessrt.1.in" ]; then
       grep -qE -- "(^|[^a-z\\\\-])$(roff_flag "$f")([^a-z-]|\\\\-|\$)" <<<"$sec" || miss+=" $v:$f"
     done
   done
-  is "$miss" "" "the man page describes every flag of every verb in that verb's section"
+  is "$miss" "" "the man page describes every flag of every verb in that verb's section (man/rootlessrt.1.in)"
   sec=$(section SH "GLOBAL FLAGS")
   miss=""
   for f in $GLOBAL_FLAGS; do
@@ -117,7 +117,7 @@ for v in "${!FLAGS[@]}"; do
   m=$(missing_from "$got" ${FLAGS[$v]})
   [ -n "$m" ] && miss+=" $v:[$m ]"
 done
-is "$miss" "" "bash: every flag of every verb"
+is "$miss" "" "bash: every flag of every verb (contrib/completion/rootlessrt.bash)"
 
 b=$(mkbundle docs sleep 30)
 id=$(new_id docs)
@@ -146,7 +146,7 @@ if command -v fish >/dev/null; then
     m=$(missing_from "$got" ${FLAGS[$v]})
     [ -n "$m" ] && miss+=" $v:[$m ]"
   done
-  is "$miss" "" "fish: every flag of every verb"
+  is "$miss" "" "fish: every flag of every verb (contrib/completion/rootlessrt.fish)"
   got=$(fish_complete "$RRT --root $RRT_ROOT kill ")
   has_line "$got" "^$id\$" "fish: container ids from list -q"
   got=$(fish_complete "$RRT kill $id ")
@@ -180,7 +180,7 @@ for v in "${!FLAGS[@]}"; do
     grep -qE -- "(^|[^a-z-])$f([^a-z-]|\$)" <<<"$blk" || miss+=" $v:$f"
   done
 done
-is "$miss" "" "zsh: every flag of every verb in the verb's branch"
+is "$miss" "" "zsh: every flag of every verb in the verb's branch (contrib/completion/_rootlessrt)"
 top=$(awk '/^_rootlessrt\(\) \{/ {on = 1} on' "$zfile")
 miss=""
 for v in $VERBS; do grep -qF -- "$v\\:" <<<"$top" || miss+=" $v"; done

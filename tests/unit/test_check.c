@@ -47,6 +47,43 @@ static void test_explain(void)
   }
   cleanup_free char *other = explained(ENOENT, "process.args[0]: /bin/nope: not found");
   is_str(other, "process.args[0]: /bin/nope: not found", "explain: other errors are untouched");
+  /* AppArmor's restriction (given through the test root): a denied operation names it, unless
+   * rootlessrt runs under its own profile. */
+  char dir[] = "/tmp/rrt-test-check-aa.XXXXXX";
+  if (!mkdtemp(dir)) {
+    ok(0, "mkdtemp: %s", strerror(errno));
+    return;
+  }
+  static const char *const made[] = {"/proc", "/proc/sys", "/proc/sys/kernel", "/proc/self",
+                                     "/proc/self/attr"};
+  for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
+    cleanup_free char *d = xasprintf("%s%s", dir, made[i]);
+    mkdir(d, 0755);
+  }
+  cleanup_free char *sysctl =
+      xasprintf("%s/proc/sys/kernel/apparmor_restrict_unprivileged_userns", dir);
+  cleanup_free char *label = xasprintf("%s/proc/self/attr/current", dir);
+  rrt_write_file(sysctl, "1\n", 2, O_WRONLY | O_CREAT | O_TRUNC, 0644, NULL);
+  rrt_write_file(label, "unconfined\n", 11, O_WRONLY | O_CREAT | O_TRUNC, 0644, NULL);
+  setenv("ROOTLESSRT_CHECK_ROOT", dir, 1);
+  cleanup_free char *aa = explained(EPERM, "mount proc on /proc: Operation not permitted");
+  is_str(aa,
+         "mount proc on /proc: Operation not permitted (AppArmor restricts unprivileged user "
+         "namespaces (kernel.apparmor_restrict_unprivileged_userns = 1)); run 'rootlessrt check' "
+         "for details",
+         "explain: EPERM under AppArmor's restriction names it");
+  rrt_write_file(label, "rootlessrt (unconfined)\n", 24, O_WRONLY | O_CREAT | O_TRUNC, 0644, NULL);
+  cleanup_free char *own = explained(EPERM, "mount proc on /proc: Operation not permitted");
+  is_str(own, "mount proc on /proc: Operation not permitted",
+         "explain: not under rootlessrt's own profile");
+  unsetenv("ROOTLESSRT_CHECK_ROOT");
+  unlink(sysctl);
+  unlink(label);
+  for (size_t i = sizeof(made) / sizeof(made[0]); i-- > 0;) {
+    cleanup_free char *d = xasprintf("%s%s", dir, made[i]);
+    rmdir(d);
+  }
+  rmdir(dir);
 }
 
 static const struct rrt_check_item *item(const struct rrt_check *c, const char *name)
