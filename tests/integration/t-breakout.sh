@@ -15,7 +15,7 @@ id_a=$(new_id pidns-a)
 run rrt run -d -b "$b_a" "$id_a"
 is "$rc" 0 "pid namespace by path: the container holding it runs"
 pid_a=$(state_field "$id_a" .pid)
-b_b=$(mkbundle pidns-b sh -c 'cat /proc/1/cmdline | tr "\0" " "; echo; rrt-probe pid; ls -d /proc/[0-9]* | wc -l')
+b_b=$(mkbundle pidns-b sh -c 'cat /proc/1/cmdline | tr "\0" " "; echo; echo $$; ls -d /proc/[0-9]* | wc -l')
 cfg "$b_b" '.linux.namespaces |= map(select(.type != "user" and .type != "pid")) +
   [{type: "user", path: "/proc/\($p)/ns/user"}, {type: "pid", path: "/proc/\($p)/ns/pid"}] |
   del(.linux.uidMappings, .linux.gidMappings)' --arg p "$pid_a" || bail_out "cannot edit $b_b/config.json"
@@ -24,7 +24,7 @@ run rrt run -b "$b_b" "$id_b"
 is "$rc" 0 "pid namespace by path: the joining container runs"
 [ "$rc" = 0 ] || diag "$err"
 is "$(head -n 1 <<<"$out")" "rrt-probe sleep 100 " "pid namespace by path: its pid 1 is the other container's process"
-like "$(sed -n 2p <<<"$out")" '^[2-9]$' "pid namespace by path: its own pid is one of that namespace's"
+like "$(sed -n 2p <<<"$out")" '^[2-9]$' "pid namespace by path: the container's process (init itself) has a pid of that namespace"
 like "$(sed -n 3p <<<"$out")" '^[2-4]$' "pid namespace by path: its /proc shows that namespace's processes only"
 unlike "$err" 'binding the host /proc' "pid namespace by path: no host /proc fallback"
 nothing_left "$id_b" "$b_b"
