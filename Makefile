@@ -16,7 +16,7 @@ VERSION := 0.1.0
 COMMIT := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 CC ?= cc
-PKGS := libseccomp libcap json-c slirp
+PKGS := libseccomp libcap json-c slirp libarchive nettle
 LINKED_PKGS := libseccomp libcap json-c
 # Lazy: pkg-config runs when a compile needs it, after install-deps.
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
@@ -31,13 +31,21 @@ static_or_shared = $(if $(and $(filter 1,$(LINK_STATIC)),$(wildcard $(shell pkg-
 PKG_LIBS = $(call static_or_shared,libseccomp,seccomp) $(call static_or_shared,libcap,cap) \
            $(call static_or_shared,json-c,json-c) \
            $(filter-out -lseccomp -lcap -ljson-c,$(shell pkg-config --static --libs-only-l \
-           $(LINKED_PKGS)))
+           $(LINKED_PKGS))) $(IMAGE_LIBS)
+# Images (image/): libarchive reads tars, gzip and zstd; nettle computes sha256. Statically only
+# what the tar reader and those two filters pull in (libarchive's other dependencies, libacl and
+# libxml2, have no archive here and are not needed for reading tars).
+IMAGE_LIBS = $(if $(filter -l:%,$(call static_or_shared,libarchive,archive)),\
+             -l:libarchive.a $(call static_or_shared,nettle,nettle) \
+             $(call static_or_shared,libzstd,zstd) $(call static_or_shared,zlib,z),\
+             $(shell pkg-config --libs libarchive nettle))
 SLIRP_LIBS = $(shell pkg-config --libs slirp)
 # -static-pie when every archive is there (glibc's libc.a included).
 static_all = $(and $(filter 1,$(LINK_STATIC)),$(wildcard $(shell $(CC) -print-file-name=libc.a)),\
              $(filter -l:%,$(call static_or_shared,libseccomp,seccomp)),\
              $(filter -l:%,$(call static_or_shared,libcap,cap)),\
-             $(filter -l:%,$(call static_or_shared,json-c,json-c)))
+             $(filter -l:%,$(call static_or_shared,json-c,json-c)),\
+             $(filter -l:%,$(call static_or_shared,libarchive,archive)))
 RRT_LINK = $(if $(static_all),-static-pie)
 
 WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wno-unused-parameter -Wstrict-prototypes \

@@ -53,5 +53,9 @@ done
 if [ -c /dev/net/tun ] && [ "$(stat -c %a /dev/net/tun)" != 666 ]; then
   chmod 0666 /dev/net/tun
 fi
+# The same for /dev/fuse: fuse-overlayfs (rootlessrt run --overlay fuse) opens it as the user.
+if [ -c /dev/fuse ] && [ "$(stat -c %a /dev/fuse)" != 666 ]; then
+  chmod 0666 /dev/fuse
+fi
 
 echo "$uid"

@@ -23,7 +23,7 @@ for pair in cc:gcc make:make pkg-config:pkg-config newuidmap:uidmap newgidmap:ui
   setpriv:util-linux ip:iproute2 slirp4netns:slirp4netns shellcheck:shellcheck \
   clang-format:clang-format cppcheck:cppcheck valgrind:valgrind crun:crun curl:curl \
   iperf3:iperf3 pasta:passt nsenter:util-linux script:bsdutils groff:groff man:man-db zsh:zsh \
-  fish:fish apparmor_parser:apparmor; do
+  fish:fish apparmor_parser:apparmor fuse-overlayfs:fuse-overlayfs zstd:zstd unshare:util-linux; do
   have_cmd "${pair%%:*}" || need "${pair#*:}"
 done
 [ -x /usr/bin/time ] || need time
@@ -59,7 +59,8 @@ fi
 
 # Libraries found through pkg-config.
 for pair in libseccomp:libseccomp-dev libcap:libcap-dev json-c:libjson-c-dev slirp:libslirp-dev \
-  glib-2.0:libglib2.0-dev; do
+  glib-2.0:libglib2.0-dev libarchive:libarchive-dev nettle:nettle-dev libzstd:libzstd-dev \
+  zlib:zlib1g-dev; do
   if ! have_cmd pkg-config || ! pkg-config --exists "${pair%%:*}" 2>/dev/null; then
     need "${pair#*:}"
   fi

@@ -48,4 +48,9 @@ int rrt_run_resolve_user(const char *spec, char *const *lowers, uid_t *uid, gid_
 int rrt_image_open(const char *ref, const char *store, struct rrt_image *img,
                    struct rrt_error *err);
 
+/* oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG]: the layers are
+ * unpacked into the store (once each, in the user namespace), verified. */
+int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,
+                     struct rrt_error *err);
+
 #endif

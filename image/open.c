@@ -51,9 +51,8 @@ static int open_root_dir(const char *path, struct rrt_image *img, struct rrt_err
 
 int rrt_image_open(const char *ref, const char *store, struct rrt_image *img, struct rrt_error *err)
 {
-  (void)store;
   if (strncmp(ref, "oci:", 4) == 0 || strncmp(ref, "oci-archive:", 12) == 0 ||
       strncmp(ref, "docker-archive:", 15) == 0)
-    return rrt_error_msgf(err, ENOTSUP, "run: %s: images are not supported yet", ref);
+    return rrt_image_import(ref, store, img, err);
   return open_root_dir(ref, img, err);
 }

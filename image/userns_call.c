@@ -103,7 +103,8 @@ static int remove_one(const char *path, const struct stat *st, int type, struct 
 {
   (void)st;
   (void)f;
-  int r = type == FTW_DP ? rmdir(path) : unlink(path);
+  /* An unreadable directory (overlayfs' work/work is mode 0) is not walked, and empty. */
+  int r = type == FTW_DP || type == FTW_DNR ? rmdir(path) : unlink(path);
   return r < 0 && errno != ENOENT ? -1 : 0;
 }
 

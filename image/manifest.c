@@ -1,0 +1,326 @@
+/* manifest.c: which blobs make an image and what its config says: an OCI layout's index.json,
+ * manifest and config, or a docker-archive's manifest.json and config, every blob's digest
+ * verified (docker-archive layers against the config's diff_ids). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include <json-c/json.h>
+
+#include "digest.h"
+#include "manifest.h"
+#include "rootlessrt/util.h"
+
+#define REF_NAME "org.opencontainers.image.ref.name"
+
+void rrt_plan_free(struct rrt_plan *p)
+{
+  for (size_t i = 0; i < p->n; i++)
+    free(p->layers[i].path);
+  free(p->layers);
+  rrt_image_config_free(&p->config);
+  *p = (struct rrt_plan){0};
+}
+
+static json_object *parse(const char *text, const char *what, struct rrt_error *err)
+{
+  json_object *o = json_tokener_parse(text);
+  if (!o ||
+      (!json_object_is_type(o, json_type_object) && !json_object_is_type(o, json_type_array))) {
+    json_object_put(o);
+    rrt_error_msgf(err, EINVAL, "%s: not valid JSON", what);
+    return NULL;
+  }
+  return o;
+}
+
+static const char *str_of(json_object *o, const char *key)
+{
+  json_object *v;
+  if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+    return NULL;
+  return json_object_get_string(v);
+}
+
+/* blobs/sha256/HEX, its digest checked, parsed. */
+static json_object *read_blob(struct rrt_src *s, const char *digest, const char *what,
+                              char hex_out[65], struct rrt_error *err)
+{
+  const char *hex;
+  if (rrt_digest_parse(digest, &hex, err) < 0) {
+    rrt_error_wrap(err, "%s", what);
+    return NULL;
+  }
+  cleanup_free char *name = xasprintf("blobs/sha256/%s", hex);
+  cleanup_free char *data = NULL;
+  size_t len;
+  if (rrt_src_read(s, name, &data, &len, err) < 0)
+    return NULL;
+  char got[65];
+  rrt_digest_buf(data, len, got);
+  if (strcmp(got, hex) != 0) {
+    rrt_error_msgf(err, EBADMSG, "%s %s: digest mismatch: the content is sha256:%s", what, digest,
+                   got);
+    return NULL;
+  }
+  if (hex_out)
+    memcpy(hex_out, hex, 65);
+  return parse(data, what, err);
+}
+
+static char **strv_of(json_object *o, const char *key)
+{
+  json_object *a;
+  if (!o || !json_object_object_get_ex(o, key, &a) || !json_object_is_type(a, json_type_array))
+    return NULL;
+  size_t n = json_object_array_length(a);
+  char **v = xcalloc(n + 1, sizeof(char *));
+  for (size_t i = 0; i < n; i++) {
+    const char *s = json_object_get_string(json_object_array_get_idx(a, i));
+    v[i] = xstrdup(s ? s : "");
+  }
+  return v;
+}
+
+static char *dup_or_null(const char *s)
+{
+  return s ? xstrdup(s) : NULL;
+}
+
+/* image-spec config.md: the fields a run applies. */
+static void read_config(json_object *doc, struct rrt_image_config *c)
+{
+  json_object *cfg = NULL, *ports;
+  json_object_object_get_ex(doc, "config", &cfg);
+  if (!cfg || !json_object_is_type(cfg, json_type_object))
+    return;
+  c->entrypoint = strv_of(cfg, "Entrypoint");
+  c->cmd = strv_of(cfg, "Cmd");
+  c->env = strv_of(cfg, "Env");
+  c->workdir = dup_or_null(str_of(cfg, "WorkingDir"));
+  c->user = dup_or_null(str_of(cfg, "User"));
+  c->stop_signal = dup_or_null(str_of(cfg, "StopSignal"));
+  if (json_object_object_get_ex(cfg, "ExposedPorts", &ports) &&
+      json_object_is_type(ports, json_type_object)) {
+    size_t n = 0;
+    c->exposed_ports = xcalloc((size_t)json_object_object_length(ports) + 1, sizeof(char *));
+    json_object_object_foreach(ports, k, v)
+    {
+      (void)v;
+      c->exposed_ports[n++] = xstrdup(k);
+    }
+  }
+}
+
+static void add_layer(struct rrt_plan *p, const char *path, const char *hex)
+{
+  p->layers = xrealloc(p->layers, (p->n + 1) * sizeof(*p->layers));
+  p->layers[p->n].path = xstrdup(path);
+  memcpy(p->layers[p->n].hex, hex, 65);
+  p->n++;
+}
+
+static bool tar_media_type(const char *mt)
+{
+  return !mt || strstr(mt, "tar") != NULL;
+}
+
+static const char *goarch(void)
+{
+  struct utsname u;
+  static char arch[16] = "amd64";
+  if (uname(&u) == 0 && strcmp(u.machine, "aarch64") == 0)
+    snprintf(arch, sizeof(arch), "arm64");
+  return arch;
+}
+
+/* An index's manifest: the one whose ref.name is tag (or ends with ":tag"), the only one, or the
+ * one for this platform. */
+static json_object *pick(json_object *idx, const char *tag, const char *what, struct rrt_error *err)
+{
+  json_object *ms;
+  if (!json_object_object_get_ex(idx, "manifests", &ms) ||
+      !json_object_is_type(ms, json_type_array) || json_object_array_length(ms) == 0) {
+    rrt_error_msgf(err, EINVAL, "%s: no manifests", what);
+    return NULL;
+  }
+  size_t n = json_object_array_length(ms);
+  for (size_t i = 0; i < n; i++) {
+    json_object *m = json_object_array_get_idx(ms, i), *ann = NULL, *plat = NULL;
+    json_object_object_get_ex(m, "annotations", &ann);
+    json_object_object_get_ex(m, "platform", &plat);
+    const char *ref = str_of(ann, REF_NAME);
+    if (tag) {
+      size_t rl = ref ? strlen(ref) : 0, tl = strlen(tag);
+      if (ref && (strcmp(ref, tag) == 0 ||
+                  (rl > tl && ref[rl - tl - 1] == ':' && strcmp(ref + rl - tl, tag) == 0)))
+        return m;
+    } else if (n == 1 || (plat && str_of(plat, "architecture") &&
+                          strcmp(str_of(plat, "architecture"), goarch()) == 0)) {
+      return m;
+    }
+  }
+  if (tag)
+    rrt_error_msgf(err, ENOENT, "%s: no image tagged \"%s\"", what, tag);
+  else
+    rrt_error_msgf(err, EINVAL, "%s: %zu images: name one with :TAG", what, n);
+  return NULL;
+}
+
+static int oci_layers(json_object *man, struct rrt_plan *p, const char *what, struct rrt_error *err)
+{
+  json_object *ls;
+  if (!json_object_object_get_ex(man, "layers", &ls) || !json_object_is_type(ls, json_type_array))
+    return rrt_error_msgf(err, EINVAL, "%s: the manifest has no layers", what);
+  for (size_t i = 0; i < json_object_array_length(ls); i++) {
+    json_object *l = json_object_array_get_idx(ls, i);
+    const char *mt = str_of(l, "mediaType"), *hex;
+    if (!tar_media_type(mt))
+      return rrt_error_msgf(err, ENOTSUP, "%s: layer %zu: media type %s is not a tar", what, i, mt);
+    if (rrt_digest_parse(str_of(l, "digest"), &hex, err) < 0)
+      return rrt_error_wrap(err, "%s: layer %zu", what, i);
+    cleanup_free char *path = xasprintf("blobs/sha256/%s", hex);
+    add_layer(p, path, hex);
+  }
+  return 0;
+}
+
+int rrt_plan_oci(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct rrt_error *err)
+{
+  cleanup_free char *text = NULL;
+  size_t len;
+  const char *what = s->path;
+  if (rrt_src_read(s, "index.json", &text, &len, err) < 0)
+    return rrt_error_wrap(err, "not an OCI image layout");
+  json_object *doc = parse(text, "index.json", err);
+  if (!doc)
+    return rrt_error_wrap(err, "%s", what);
+  json_object *m = pick(doc, tag, what, err);
+  /* Nested indexes (a multi-platform image) down to a manifest. */
+  for (int depth = 0; m && depth < 4; depth++) {
+    json_object *next = read_blob(s, str_of(m, "digest"), "manifest", NULL, err);
+    json_object_put(doc);
+    doc = next;
+    if (!doc)
+      return rrt_error_wrap(err, "%s", what);
+    json_object *ms;
+    if (!json_object_object_get_ex(doc, "manifests", &ms))
+      break;
+    m = pick(doc, NULL, what, err);
+  }
+  if (!m) {
+    json_object_put(doc);
+    return -1;
+  }
+  json_object *cd = NULL;
+  json_object_object_get_ex(doc, "config", &cd);
+  json_object *cfg = read_blob(s, str_of(cd, "digest"), "config", p->id, err);
+  int r = cfg ? oci_layers(doc, p, what, err) : rrt_error_wrap(err, "%s", what);
+  if (cfg)
+    read_config(cfg, &p->config);
+  json_object_put(cfg);
+  json_object_put(doc);
+  return r;
+}
+
+static json_object *pick_docker(json_object *arr, const char *tag, const char *what,
+                                struct rrt_error *err)
+{
+  size_t n = json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
+  if (n == 0) {
+    rrt_error_msgf(err, EINVAL, "%s: manifest.json lists no image", what);
+    return NULL;
+  }
+  if (!tag && n == 1)
+    return json_object_array_get_idx(arr, 0);
+  for (size_t i = 0; tag && i < n; i++) {
+    json_object *m = json_object_array_get_idx(arr, i), *tags;
+    if (!json_object_object_get_ex(m, "RepoTags", &tags) ||
+        !json_object_is_type(tags, json_type_array))
+      continue;
+    for (size_t k = 0; k < json_object_array_length(tags); k++) {
+      const char *t = json_object_get_string(json_object_array_get_idx(tags, k));
+      size_t tl = strlen(tag), l = t ? strlen(t) : 0;
+      if (t &&
+          (strcmp(t, tag) == 0 || (l > tl && t[l - tl - 1] == ':' && !strcmp(t + l - tl, tag)) ||
+           (l > tl && t[l - tl - 1] == '/' && !strcmp(t + l - tl, tag))))
+        return m;
+    }
+  }
+  if (tag)
+    rrt_error_msgf(err, ENOENT, "%s: no image tagged \"%s\"", what, tag);
+  else
+    rrt_error_msgf(err, EINVAL, "%s: %zu images: name one with :NAME:TAG", what, n);
+  return NULL;
+}
+
+/* Config "HEX.json" or "blobs/sha256/HEX": its name is its digest. */
+static json_object *docker_config(struct rrt_src *s, const char *path, char hex[65],
+                                  struct rrt_error *err)
+{
+  const char *base = path ? strrchr(path, '/') : NULL;
+  base = base ? base + 1 : path;
+  if (!base || strspn(base, "0123456789abcdef") != 64 || (base[64] && strcmp(base + 64, ".json"))) {
+    rrt_error_msgf(err, EINVAL, "manifest.json: config \"%s\" is not named by its digest",
+                   path ? path : "");
+    return NULL;
+  }
+  cleanup_free char *data = NULL;
+  size_t len;
+  if (rrt_src_read(s, path, &data, &len, err) < 0)
+    return NULL;
+  memcpy(hex, base, 64);
+  hex[64] = '\0';
+  char got[65];
+  rrt_digest_buf(data, len, got);
+  if (strcmp(got, hex) != 0) {
+    rrt_error_msgf(err, EBADMSG, "config sha256:%s: digest mismatch: the content is sha256:%s", hex,
+                   got);
+    return NULL;
+  }
+  return parse(data, "config", err);
+}
+
+int rrt_plan_docker(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct rrt_error *err)
+{
+  cleanup_free char *text = NULL;
+  size_t len;
+  if (rrt_src_read(s, "manifest.json", &text, &len, err) < 0)
+    return rrt_error_wrap(err, "not a docker-archive");
+  json_object *arr = parse(text, "manifest.json", err);
+  json_object *m = arr ? pick_docker(arr, tag, s->path, err) : NULL;
+  json_object *cfg = m ? docker_config(s, str_of(m, "Config"), p->id, err) : NULL;
+  json_object *rootfs = NULL, *diff = NULL, *layers = NULL;
+  int r = -1;
+  if (!cfg)
+    goto out;
+  read_config(cfg, &p->config);
+  json_object_object_get_ex(cfg, "rootfs", &rootfs);
+  json_object_object_get_ex(rootfs, "diff_ids", &diff);
+  json_object_object_get_ex(m, "Layers", &layers);
+  size_t n = json_object_is_type(layers, json_type_array) ? json_object_array_length(layers) : 0;
+  if (!json_object_is_type(diff, json_type_array) || json_object_array_length(diff) != n) {
+    rrt_error_msgf(err, EINVAL, "%s: the config's rootfs.diff_ids do not match the layers",
+                   s->path);
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const char *hex, *path = json_object_get_string(json_object_array_get_idx(layers, i));
+    if (rrt_digest_parse(json_object_get_string(json_object_array_get_idx(diff, i)), &hex, err) <
+        0) {
+      rrt_error_wrap(err, "%s: diff_ids[%zu]", s->path, i);
+      goto out;
+    }
+    add_layer(p, path ? path : "", hex);
+  }
+  r = 0;
+out:
+  if (r < 0 && arr && !err->msg)
+    rrt_error_msgf(err, EINVAL, "%s: not a docker-archive", s->path);
+  if (r < 0 && err->msg && strstr(err->msg, s->path) == NULL)
+    rrt_error_wrap(err, "%s", s->path);
+  json_object_put(cfg);
+  json_object_put(arr);
+  return r;
+}

@@ -1,0 +1,27 @@
+/* manifest.h: an image's layers and config from its manifests (image/ only). */
+#ifndef ROOTLESSRT_IMAGE_MANIFEST_H
+#define ROOTLESSRT_IMAGE_MANIFEST_H
+
+#include "internal.h"
+#include "source.h"
+
+struct rrt_layer_ref {
+  char *path;   /* in the source: "blobs/sha256/HEX", "ID/layer.tar" */
+  char hex[65]; /* the sha256 its bytes must have: the store's name for it */
+};
+
+struct rrt_plan {
+  struct rrt_layer_ref *layers; /* bottom first */
+  size_t n;
+  struct rrt_image_config config;
+  char id[65]; /* the config's digest: the image id */
+};
+void rrt_plan_free(struct rrt_plan *p);
+
+/* index.json -> (tag) -> manifest -> config and layers; every small blob verified. */
+int rrt_plan_oci(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct rrt_error *err);
+/* manifest.json -> (tag) -> config (named by its digest) and layers (checked against
+ * rootfs.diff_ids when unpacked: docker-archive layers are plain tars). */
+int rrt_plan_docker(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct rrt_error *err);
+
+#endif

@@ -1,0 +1,232 @@
+/* source.c: where an image's files are: an OCI layout directory, or a tar (oci-archive,
+ * docker-archive) read with libarchive: a small file (index, manifest, config) found by a pass
+ * over the headers, layer data skipped by seeking; the layers streamed from one more pass. */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "source.h"
+#include "rootlessrt/util.h"
+
+#define SMALL_MAX (4u << 20) /* index, manifests and configs are far smaller */
+
+static const char *strip_dot(const char *name)
+{
+  while (name[0] == '.' && name[1] == '/')
+    name += 2;
+  while (name[0] == '/')
+    name++;
+  return name;
+}
+
+/* One pass over the tar's headers (data skipped by seeking) for the file `name`, kept. */
+static int fetch(struct rrt_src *s, const char *name, struct rrt_error *err)
+{
+  struct archive *a = archive_read_new();
+  archive_read_support_format_tar(a);
+  archive_read_support_filter_none(a);
+  if (archive_read_open_filename(a, s->path, 1 << 16) != ARCHIVE_OK) {
+    rrt_error_msgf(err, EIO, "%s: %s", s->path, archive_error_string(a));
+    archive_read_free(a);
+    return -1;
+  }
+  struct archive_entry *e;
+  int r;
+  while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+    la_int64_t size = archive_entry_size(e);
+    if (archive_entry_filetype(e) != AE_IFREG ||
+        strcmp(strip_dot(archive_entry_pathname(e)), name) != 0)
+      continue;
+    if (size > SMALL_MAX) {
+      archive_read_free(a);
+      return rrt_error_msgf(err, EFBIG, "%s: %s is too large", s->path, name);
+    }
+    struct rrt_src_file f = {
+        .name = xstrdup(name), .data = xmalloc((size_t)size + 1), .len = (size_t)size};
+    bool ok = archive_read_data(a, f.data, f.len) == (la_ssize_t)f.len;
+    f.data[f.len] = '\0';
+    s->files = xrealloc(s->files, (s->n_files + 1) * sizeof(*s->files));
+    s->files[s->n_files++] = f;
+    archive_read_free(a);
+    return ok ? 0 : rrt_error_msgf(err, EIO, "%s: %s: short read", s->path, name);
+  }
+  if (r != ARCHIVE_EOF)
+    rrt_error_msgf(err, EIO, "%s: not a readable tar: %s", s->path, archive_error_string(a));
+  else
+    rrt_error_msgf(err, ENOENT, "%s: no %s in the archive", s->path, name);
+  archive_read_free(a);
+  return -1;
+}
+
+int rrt_src_open(struct rrt_src *s, const char *path, bool tar, struct rrt_error *err)
+{
+  char real[4096];
+  *s = (struct rrt_src){.dirfd = -1, .tar = tar};
+  if (!realpath(path, real))
+    return rrt_error_errno(err, "%s", path);
+  s->path = xstrdup(real);
+  if (tar) {
+    /* One header pass tells a tar from anything else early. */
+    struct stat st;
+    if (stat(real, &st) < 0 || !S_ISREG(st.st_mode))
+      return rrt_error_msgf(err, EINVAL, "%s: not an archive file", path);
+    return 0;
+  }
+  s->dirfd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (s->dirfd < 0)
+    return rrt_error_errno(err, "%s: not an OCI layout directory", path);
+  return 0;
+}
+
+void rrt_src_close(struct rrt_src *s)
+{
+  for (size_t i = 0; i < s->n_files; i++) {
+    free(s->files[i].name);
+    free(s->files[i].data);
+  }
+  free(s->files);
+  free(s->path);
+  if (s->dirfd >= 0)
+    close(s->dirfd);
+  *s = (struct rrt_src){.dirfd = -1};
+}
+
+static int open_file(const struct rrt_src *s, const char *name, struct rrt_error *err)
+{
+  struct open_how how = {.flags = O_RDONLY | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT};
+  int fd = (int)syscall(SYS_openat2, s->dirfd, name, &how, sizeof(how));
+  if (fd < 0)
+    return rrt_error_errno(err, "%s/%s", s->path, name);
+  return fd;
+}
+
+int rrt_src_read(struct rrt_src *s, const char *name, char **data, size_t *len,
+                 struct rrt_error *err)
+{
+  name = strip_dot(name);
+  if (s->tar) {
+    size_t i = 0;
+    while (i < s->n_files && strcmp(s->files[i].name, name) != 0)
+      i++;
+    if (i == s->n_files && fetch(s, name, err) < 0)
+      return -1;
+    *data = xmalloc(s->files[i].len + 1);
+    memcpy(*data, s->files[i].data, s->files[i].len + 1);
+    *len = s->files[i].len;
+    return 0;
+  }
+  cleanup_close int fd = open_file(s, name, err);
+  if (fd < 0)
+    return -1;
+  struct stat st;
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > SMALL_MAX)
+    return rrt_error_msgf(err, EINVAL, "%s/%s: not a small regular file", s->path, name);
+  return rrt_read_fd(fd, data, len, err) < 0 ? rrt_error_wrap(err, "%s/%s", s->path, name) : 0;
+}
+
+/* ---------------------------------------------------------------- streaming blobs */
+
+struct stream {
+  int fd;                /* a file of the layout directory, or -1 */
+  struct archive *outer; /* or the tar's current entry */
+  char buf[1 << 16];
+  void (*on_read)(void *arg, const void *buf, size_t n);
+  void *arg;
+};
+
+static la_ssize_t stream_read(struct archive *a, void *p, const void **buf)
+{
+  (void)a;
+  struct stream *st = p;
+  la_ssize_t n;
+  if (st->fd >= 0) {
+    do
+      n = read(st->fd, st->buf, sizeof(st->buf));
+    while (n < 0 && errno == EINTR);
+  } else {
+    n = archive_read_data(st->outer, st->buf, sizeof(st->buf));
+  }
+  if (n > 0 && st->on_read)
+    st->on_read(st->arg, st->buf, (size_t)n);
+  *buf = st->buf;
+  return n;
+}
+
+static int with_stream(struct stream *st, const struct rrt_src_sink *sink, size_t idx,
+                       struct rrt_error *err)
+{
+  struct archive *in = archive_read_new();
+  archive_read_support_format_tar(in);
+  archive_read_support_filter_gzip(in);
+  archive_read_support_filter_zstd(in);
+  archive_read_support_filter_none(in);
+  int r = -1;
+  sink->begin(sink->arg, idx);
+  if (archive_read_open(in, st, NULL, stream_read, NULL) != ARCHIVE_OK)
+    rrt_error_msgf(err, EIO, "not a tar (plain, gzip or zstd): %s", archive_error_string(in));
+  else
+    r = sink->unpack(sink->arg, idx, in, err);
+  /* The rest of the blob (a tar's padding, or all of it after an error) counts for its digest:
+   * a corrupted blob is reported by its digest whatever the unpacker tripped over. */
+  const void *b;
+  while (stream_read(in, st, &b) > 0)
+    ;
+  struct rrt_error verr = RRT_ERROR_INIT;
+  if (sink->verify(sink->arg, idx, &verr) < 0) {
+    rrt_error_move(err, &verr);
+    r = -1;
+  }
+  if (r == 0)
+    r = sink->commit(sink->arg, idx, err);
+  archive_read_free(in);
+  return r;
+}
+
+int rrt_src_stream(const struct rrt_src *s, char *const *names, size_t n,
+                   const struct rrt_src_sink *sink, struct rrt_error *err)
+{
+  cleanup_free struct stream *st = xzalloc(sizeof(*st));
+  st->on_read = sink->on_read;
+  st->arg = sink->arg;
+  if (!s->tar) {
+    for (size_t i = 0; i < n; i++) {
+      st->fd = open_file(s, names[i], err);
+      if (st->fd < 0)
+        return -1;
+      int r = with_stream(st, sink, i, err);
+      close(st->fd);
+      if (r < 0)
+        return -1;
+    }
+    return 0;
+  }
+  st->fd = -1;
+  st->outer = archive_read_new();
+  archive_read_support_format_tar(st->outer);
+  archive_read_support_filter_none(st->outer);
+  int r = 0;
+  size_t done = 0;
+  struct archive_entry *e;
+  if (archive_read_open_filename(st->outer, s->path, 1 << 16) != ARCHIVE_OK)
+    r = rrt_error_msgf(err, EIO, "%s: %s", s->path, archive_error_string(st->outer));
+  while (r == 0 && done < n && archive_read_next_header(st->outer, &e) == ARCHIVE_OK) {
+    const char *name = strip_dot(archive_entry_pathname(e));
+    for (size_t i = 0; r == 0 && i < n; i++)
+      if (strcmp(strip_dot(names[i]), name) == 0) {
+        r = with_stream(st, sink, i, err);
+        done++;
+        break;
+      }
+  }
+  archive_read_free(st->outer);
+  if (r == 0 && done < n)
+    return rrt_error_msgf(err, ENOENT, "%s: a layer is missing from the archive", s->path);
+  return r;
+}

@@ -1,0 +1,45 @@
+/* source.h: an image's files, from a layout directory or a tar (image/ only). */
+#ifndef ROOTLESSRT_IMAGE_SOURCE_H
+#define ROOTLESSRT_IMAGE_SOURCE_H
+
+#include <archive.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rootlessrt/error.h"
+
+struct rrt_src_file {
+  char *name;
+  char *data;
+  size_t len;
+};
+
+struct rrt_src {
+  char *path; /* absolute */
+  bool tar;
+  int dirfd;                  /* the layout directory, or -1 */
+  struct rrt_src_file *files; /* a tar's small files, read so far */
+  size_t n_files;
+};
+
+int rrt_src_open(struct rrt_src *s, const char *path, bool tar, struct rrt_error *err);
+void rrt_src_close(struct rrt_src *s);
+/* A small file ("index.json", "blobs/sha256/HEX"), NUL-terminated, malloc'd. */
+int rrt_src_read(struct rrt_src *s, const char *name, char **data, size_t *len,
+                 struct rrt_error *err);
+/* What is done with each streamed blob: begin first, on_read sees every byte of it (digest,
+ * progress), unpack reads it as a tar (plain, gzip or zstd); verify and commit run once all of it
+ * was read. */
+struct rrt_src_sink {
+  void (*begin)(void *arg, size_t idx);
+  void (*on_read)(void *arg, const void *buf, size_t n);
+  int (*unpack)(void *arg, size_t idx, struct archive *a, struct rrt_error *err);
+  int (*verify)(void *arg, size_t idx, struct rrt_error *err); /* the digest, always */
+  int (*commit)(void *arg, size_t idx, struct rrt_error *err); /* once unpacked and verified */
+  void *arg;
+};
+/* Streams each of names (layer blobs) into sink; a tar source is read once, in its order. */
+int rrt_src_stream(const struct rrt_src *s, char *const *names, size_t n,
+                   const struct rrt_src_sink *sink, struct rrt_error *err);
+
+#endif

@@ -1,0 +1,253 @@
+#!/bin/bash
+# t-image-oci.sh: the desktop `run` on images: an OCI layout, the same as oci-archive and as
+# docker-archive (built here from busybox-static by contrib/mkimage.py), unpacked once into the
+# store with their owners, modes, whiteouts, opaque directories and links; the image config
+# applied; every blob verified; hostile tars refused; an interrupted unpack never used; both
+# overlay mechanisms (kernel overlayfs, fuse-overlayfs) with the same checks.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
+source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
+
+STORE=$T_WORK/store
+store_cleanup() {
+  local n
+  for n in "$STORE"/containers/* "$STORE"/layers/sha256/* "$STORE"/tmp/*; do
+    [ -e "$n" ] && rrt store --storage "$STORE" rm "$(basename "$n")" >/dev/null 2>&1
+  done
+  [ -d "$STORE/tmp" ] && unshare -r --map-auto rm -rf "$STORE/tmp" 2>/dev/null
+  _cleanup
+}
+trap store_cleanup EXIT
+drun() { rrt run --storage "$STORE" "$@"; }
+
+IMG=$T_WORK/img
+if ! /usr/bin/python3 "$CONTRIB_DIR/mkimage.py" "$IMG" --probe "$PROBE" >"$T_WORK/mkimage.log" 2>&1; then
+  diag "$(cat "$T_WORK/mkimage.log")"
+  bail_out "contrib/mkimage.py failed"
+fi
+layers_of() { # layers_of LAYOUT: the layer digests (hex), bottom first
+  local m
+  m=$(jq -r '.manifests[0].digest | sub("sha256:"; "")' "$1/index.json")
+  jq -r '.layers[].digest | sub("sha256:"; "")' "$1/blobs/sha256/$m"
+}
+store_snapshot() { (cd "$STORE/layers" && find . -printf '%p %U:%G %m %s %T@\n' | sort | md5sum); }
+
+# What the checks below look at, printed by one script inside the container.
+probe_script='id; pwd; echo "$GREETING"; test -e /etc/deleted-later && echo whiteout-broken;
+ls /olddir | tr "\n" " "; echo; stat -c "%i" /usr/bin/orig /usr/bin/hard | uniq | wc -l;
+stat -c "%a %u:%g %n" /usr/bin/suid /data/by-alice /home/alice/own /etc/passwd /tmp;
+readlink /app/passwd-link; cat /app/hello.txt'
+want_inside="uid=0(root) gid=0(root)
+/app
+hello
+c 
+1
+4755 0:0 /usr/bin/suid
+640 1000:1000 /data/by-alice
+644 1000:1000 /home/alice/own
+644 0:0 /etc/passwd
+1777 0:0 /tmp
+../etc/passwd
+hello from the image"
+
+# ---------------------------------------------------------------- the image config
+
+run drun --rm "oci:$IMG/oci"
+is "$rc:$out" "0:entry from-cmd" "oci:DIR: Entrypoint + Cmd"
+is "$err" "" "the first run unpacks three layers silently when stderr is not a terminal"
+run drun --rm "oci:$IMG/oci:latest" a b
+is "$rc:$out" "0:entry a b" "oci:DIR:TAG: a command replaces Cmd"
+run drun --rm --entrypoint /bin/sh "oci:$IMG/oci" -c 'id -un; pwd; echo $GREETING; echo $PATH'
+is "$rc:$out" "0:alice
+/app
+hello
+/usr/bin:/bin" "User, WorkingDir and Env from the image config"
+run drun --rm --print-config "oci:$IMG/oci"
+is "$(jq -r '.annotations["org.opencontainers.image.stopSignal"]' <<<"$out")" SIGINT \
+  "StopSignal is kept as an annotation of the generated config"
+run drun --rm "oci:$IMG/oci:nosuchtag"
+like "$rc:$err" '^1:.*no image tagged "nosuchtag"' "an unknown tag"
+
+# ---------------------------------------------------------------- three inputs, one result
+
+snap=""
+for ref in "oci:$IMG/oci" "oci-archive:$IMG/oci.tar" "docker-archive:$IMG/docker.tar"; do
+  run drun --rm -u 0 --entrypoint /bin/sh "$ref" -c "$probe_script"
+  is "$rc:$out" "0:$want_inside" "$ref: ownership, modes, whiteout, opaque dir, hard link, symlink"
+  [ -z "$snap" ] && snap=$(store_snapshot)
+done
+oci_layers=$(layers_of "$IMG/oci")
+n=0
+for l in $oci_layers; do [ -d "$STORE/layers/sha256/$l" ] && n=$((n + 1)); done
+is "$n" 3 "the OCI layout and the oci-archive share their three layers in the store"
+base_layer=$(head -1 <<<"$oci_layers")
+is "$(stat -c %F "$STORE/layers/sha256/$(sed -n 2p <<<"$oci_layers")/etc/deleted-later" 2>/dev/null)" \
+  "character special file" "the store keeps the whiteout as overlayfs reads it"
+ok "a deleted lower file stays in the store's lower layer" test -f "$STORE/layers/sha256/$base_layer/etc/deleted-later"
+sub=$(subid_range /etc/subuid)
+if [ -n "$sub" ]; then
+  is "$(stat -c %u "$STORE/layers/sha256/$base_layer/home/alice/own")" "$((${sub% *} + 999))" \
+    "the store's files belong to the subordinate ids (uid 1000 -> the 1000th)"
+else
+  skip "no subordinate ids: the store holds only the caller's files"
+fi
+
+# ---------------------------------------------------------------- the store is never written
+
+before=$(store_snapshot)
+run drun --rm -u 0 --entrypoint /bin/sh "oci:$IMG/oci" -c 'rm -rf /olddir /bin/rrt-probe; echo x >/etc/passwd; chmod 700 /app; chown 5:5 /data/by-alice'
+is "$rc" 0 "a container deletes, rewrites and chowns files of the image"
+is "$(store_snapshot)" "$before" "the store's layers are unchanged by it"
+is "$(ls -A "$STORE/containers")" "" "--rm: no upper directory left"
+run drun --rm -u 0 --entrypoint cat "oci:$IMG/oci" /etc/passwd
+is "$(head -c 5 <<<"$out")" "root:" "the next container sees the image again"
+
+# ---------------------------------------------------------------- verification and hostile tars
+
+cp -r "$IMG/oci" "$T_WORK/corrupt"
+top=$(tail -1 <<<"$oci_layers")
+chmod u+w "$T_WORK/corrupt/blobs/sha256/$top"
+printf 'X' | dd of="$T_WORK/corrupt/blobs/sha256/$top" bs=1 seek=600 conv=notrunc 2>/dev/null
+mv "$STORE/layers/sha256/$top" "$T_WORK/top.saved"
+run drun --rm "oci:$T_WORK/corrupt"
+like "$rc:$err" "^1:.*digest mismatch: expected sha256:$top" "a flipped byte in a layer: refused, the digest named"
+ok "... and the layer is not in the store" test ! -e "$STORE/layers/sha256/$top"
+is "$(ls -A "$STORE/tmp")" "" "... nor half of it"
+mv "$T_WORK/top.saved" "$STORE/layers/sha256/$top"
+
+m=$(jq -r '.manifests[0].digest | sub("sha256:"; "")' "$T_WORK/corrupt/index.json")
+chmod u+w "$T_WORK/corrupt/blobs/sha256/$m"
+sed -i 's/schemaVersion/schemaVersioN/' "$T_WORK/corrupt/blobs/sha256/$m"
+run drun --rm "oci:$T_WORK/corrupt"
+like "$rc:$err" "^1:.*manifest sha256:$m: digest mismatch" "a changed manifest: refused"
+
+mkdir -p "$T_WORK/outside"
+for kind in dotdot absolute symlink device; do
+  /usr/bin/python3 "$CONTRIB_DIR/mkimage.py" "$T_WORK/evil-$kind" --evil "$kind" --outside "$T_WORK/outside"
+  run drun --rm "oci:$T_WORK/evil-$kind/oci" /ok
+  case $kind in
+    dotdot) like "$rc:$err" '^1:.*"../escape" leads out of the layer' "a ../ entry is refused" ;;
+    absolute) like "$rc:$err" '^1:.*"/abs" has an absolute name' "an absolute entry is refused" ;;
+    symlink) is "$rc" 1 "a file written through a symlink out of the layer is refused" ;;
+    device)
+      l=$(layers_of "$T_WORK/evil-$kind/oci")
+      ok "a device node is not unpacked" test -f "$STORE/layers/sha256/$l/ok" -a ! -e "$STORE/layers/sha256/$l/sda"
+      ;;
+  esac
+done
+escaped=$(find "$T_WORK" -name escape 2>/dev/null)
+is "$(ls -A "$T_WORK/outside"):$escaped" ":" "nothing was written outside the store"
+ok "no /abs on the host" test ! -e /abs
+
+# ---------------------------------------------------------------- an interrupted unpack
+
+# The base layer's blob as a FIFO: the unpack blocks half way, and the runtime is killed there.
+cp -r "$IMG/oci" "$T_WORK/slow"
+rm -f "$T_WORK/slow/blobs/sha256/$base_layer"
+mkfifo "$T_WORK/slow/blobs/sha256/$base_layer"
+mv "$STORE/layers/sha256/$base_layer" "$T_WORK/base.saved"
+rrt_bg "$T_WORK/slow.out" run --storage "$STORE" "oci:$T_WORK/slow" true
+# Half the blob, then the writer keeps the FIFO open: the unpack waits for the rest.
+{ head -c 300000 "$IMG/oci/blobs/sha256/$base_layer" && exec sleep 60; } >"$T_WORK/slow/blobs/sha256/$base_layer" &
+writer=$!
+unpacking() { compgen -G "$STORE/tmp/*/bin" >/dev/null; }
+wait_until 20 unpacking
+ok "the runtime is unpacking (it waits for the rest of the blob)" test -e "/proc/$RRT_BG_PID"
+{
+  kill -KILL "$RRT_BG_PID"
+  wait "$RRT_BG_PID"
+} 2>/dev/null
+kill "$writer" 2>/dev/null
+wait "$writer" 2>/dev/null
+ok "killed during the unpack: the layer is not in the store" test ! -e "$STORE/layers/sha256/$base_layer"
+rm -f "$T_WORK/slow/blobs/sha256/$base_layer"
+cp "$IMG/oci/blobs/sha256/$base_layer" "$T_WORK/slow/blobs/sha256/"
+no_procs() { test -z "$(procs_referencing "$1")"; }
+wait_until 10 no_procs "$STORE"
+run drun --rm "oci:$T_WORK/slow"
+is "$rc:$out" "0:entry from-cmd" "the next run unpacks it again"
+is "$(ls -A "$STORE/tmp")" "" "... and removes what the killed one left"
+unshare -r --map-auto rm -rf "$T_WORK/base.saved" 2>/dev/null
+
+# On a terminal, an unpack shows its progress.
+top=$(tail -1 <<<"$oci_layers")
+mv "$STORE/layers/sha256/$top" "$T_WORK/top.saved"
+run script -qec "$(printf '%q ' "$RRT" --root "$RRT_ROOT" run --rm --storage "$STORE" "oci:$IMG/oci" true)" /dev/null
+like "$out" "unpacking layer 1/1: [0-9.]+ MiB, [0-9.]+ MiB/s" "on a tty: progress (layers, bytes, rate)"
+unshare -r --map-auto rm -rf "$T_WORK/top.saved" 2>/dev/null
+
+# ---------------------------------------------------------------- both overlay mechanisms
+
+fuse_ok=""
+if ! command -v fuse-overlayfs >/dev/null; then
+  fuse_skip="fuse-overlayfs is not installed"
+elif [ ! -r /dev/fuse ] || [ ! -w /dev/fuse ]; then
+  fuse_skip="/dev/fuse is not readable and writable by $(id -un) (mode $(stat -c %a /dev/fuse))"
+else
+  fuse_ok=1
+fi
+for mech in kernel fuse; do
+  if [ "$mech" = fuse ] && [ -z "$fuse_ok" ]; then
+    run drun --rm --overlay fuse "oci:$IMG/oci"
+    like "$rc:$err" "^1:.*fuse-overlayfs" "--overlay fuse without fuse-overlayfs: a clear error"
+    skip "$fuse_skip" 6
+    continue
+  fi
+  run drun --rm --overlay "$mech" -u 0 --entrypoint /bin/sh "oci:$IMG/oci" -c "$probe_script"
+  is "$rc:$out" "0:$want_inside" "--overlay $mech: the image as it is"
+  run drun --rm --overlay "$mech" -u 0 --entrypoint /bin/sh "oci:$IMG/oci" -c \
+    'awk "\$5 == \"/\" {for (i = 7; i <= NF; i++) if (\$i == \"-\") {print \$(i + 1); exit}}" /proc/self/mountinfo'
+  case $mech in
+    kernel) is "$out" overlay "--overlay kernel: the root is kernel overlayfs" ;;
+    fuse) is "$out" fuse.fuse-overlayfs "--overlay fuse: the root is fuse-overlayfs" ;;
+  esac
+  before=$(store_snapshot)
+  a=$(new_id "$mech-a")
+  b=$(new_id "$mech-b")
+  drun -d --rm --overlay "$mech" --name "$a" -u 0 --entrypoint /bin/sh "oci:$IMG/oci" -c 'echo A >/app/who; rm /app/hello.txt; sleep 60' >/dev/null
+  drun -d --rm --overlay "$mech" --name "$b" -u 0 --entrypoint /bin/sh "oci:$IMG/oci" -c 'echo B >/app/who; sleep 60' >/dev/null
+  wait_until 10 rrt exec "$a" test -e /app/who
+  wait_until 10 rrt exec "$b" test -e /app/who
+  run rrt exec "$a" sh -c 'cat /app/who; ls /app'
+  out_a=$out
+  run rrt exec "$b" sh -c 'cat /app/who; ls /app'
+  is "$out_a|$out" "A
+passwd-link
+who|B
+hello.txt
+passwd-link
+who" "--overlay $mech: two containers of one image at once, each with its changes"
+  pid=$(state_field "$a" .pid)
+  kill -KILL "$pid"
+  wait_status "$a" stopped 10
+  ok "--overlay $mech: kill -9 of the container leaves no overlay process" \
+    test -z "$(procs_referencing "$STORE/containers/$a")"
+  rrt delete -f "$a" >/dev/null 2>&1
+  rrt delete -f "$b" >/dev/null 2>&1
+  is "$(store_snapshot):$(ls -A "$STORE/containers")" "$before:" \
+    "--overlay $mech: the store unchanged, --rm left no upper directory"
+  nothing_left "$b" "$STORE/containers/$b" "--overlay $mech: no mount, no process left"
+done
+
+if [ -n "$fuse_ok" ]; then
+  # A runtime killed during create: a createRuntime hook holds it there.
+  b=$(mkbundle fuse-kill true)
+  mv "$b/rootfs" "$b/lower" && mkdir -p "$b/rootfs" "$b/upper" "$b/work"
+  cfg "$b" '.root.readonly = false | .annotations["rootlessrt.overlay"] = "fuse" |
+    .mounts = [{destination: "/", type: "overlay", source: "overlay",
+    options: ["lowerdir=lower", "upperdir=upper", "workdir=work"]}] + .mounts |
+    .hooks.createRuntime = [{path: "/bin/sh", args: ["sh", "-c", "echo $$ >\($b)/hook.pid; touch \($b)/in-hook; exec sleep 60"]}]' \
+    --arg b "$b"
+  rrt_bg "$T_WORK/fuse-kill.out" run -b "$b" "$(new_id fk)"
+  wait_until 20 test -e "$b/in-hook"
+  fuse_procs() { procs_referencing "$b" | grep fuse-overlayfs; }
+  ok "fuse-overlayfs runs while create waits" test -n "$(fuse_procs)"
+  kill -KILL "$RRT_BG_PID"
+  wait "$RRT_BG_PID" 2>/dev/null
+  no_fuse() { test -z "$(fuse_procs)"; }
+  ok "kill -9 of the runtime during create: no fuse-overlayfs left" wait_until 10 no_fuse
+  kill "$(cat "$b/hook.pid")" 2>/dev/null
+else
+  skip "$fuse_skip" 2
+fi
+
+done_testing

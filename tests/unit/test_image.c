@@ -1,0 +1,101 @@
+/* test_image.c: the desktop `run` form is told from the runc form; digests; the generated
+ * config. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "../../image/digest.h"
+#include "../../image/internal.h"
+#include "rootlessrt/image.h"
+#include "tap.h"
+
+static bool desktop(const char *line)
+{
+  char *copy = strdup(line), *argv[32], *save = NULL;
+  int argc = 0;
+  for (char *t = strtok_r(copy, " ", &save); t && argc < 31; t = strtok_r(NULL, " ", &save))
+    argv[argc++] = t;
+  argv[argc] = NULL;
+  bool r = rrt_run_is_desktop(argc, argv);
+  free(copy);
+  return r;
+}
+
+static void test_forms(void)
+{
+  ok(!desktop("run myid"), "run ID: the runc form");
+  ok(!desktop("run -b ./bundle myid"), "run -b ./bundle ID: the bundle's '/' is a flag value");
+  ok(!desktop("run --bundle=./b -d myid"), "run --bundle=./b -d ID");
+  ok(!desktop("run --pid-file /tmp/p --console-socket /s/sock myid"), "values of runc flags");
+  ok(!desktop("run"), "no operand: the runc form (and its error)");
+  ok(desktop("run ./rootfs sh"), "run ./rootfs CMD");
+  ok(desktop("run --rm -it /abs/rootfs"), "run --rm -it /abs/rootfs");
+  ok(desktop("run --rm oci:img"), "oci:NAME without a '/'");
+  ok(desktop("run oci-archive:img.tar"), "oci-archive:");
+  ok(desktop("run docker-archive:img.tar"), "docker-archive:");
+  ok(desktop("run -e A=1 -v /a:/b -w /x --name n ./r"), "values of desktop flags skipped");
+  ok(desktop("run -ite FOO=1 ./r"), "a cluster of short flags ending with one that takes a value");
+  ok(!desktop("run -e ./notimage myid"), "a value with '/' is not the operand");
+  ok(desktop("run -- ./r cmd"), "-- then the image");
+}
+
+static void test_digest(void)
+{
+  char hex[65];
+  rrt_digest_buf("abc", 3, hex);
+  is_str(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "sha256(abc)");
+  const char *h = NULL;
+  struct rrt_error err = RRT_ERROR_INIT;
+  ok(rrt_digest_parse("sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", &h,
+                      &err) == 0 &&
+         strcmp(h, hex) == 0,
+     "sha256:HEX parses");
+  ok(rrt_digest_parse("sha512:00", &h, &err) < 0 && strstr(rrt_error_msg(&err), "only sha256"),
+     "other algorithms are refused");
+  ok(rrt_digest_parse("sha256:../../etc/passwd", &h, &err) < 0, "a digest is hex, never a path");
+  ok(rrt_digest_parse("sha256:BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD", &h,
+                      &err) < 0,
+     "uppercase hex is refused (the spec's form is lowercase)");
+  rrt_error_clear(&err);
+}
+
+static void test_config(void)
+{
+  char *lowers[] = {"/store/l2", "/store/l1", NULL};
+  char *entry[] = {"/bin/echo", "e", NULL}, *cmd[] = {"c", NULL}, *env[] = {"A=image", NULL};
+  struct rrt_image img = {.lowers = lowers,
+                          .config = {.entrypoint = entry, .cmd = cmd, .env = env}};
+  char *e[] = {"A=flag", "B=2"};
+  struct rrt_run_image_opts o = {.env = {e, 2}, .hostname = "h"};
+  struct rrt_run_plan p = {.id = "abc", .image = &img, .upper = "/u", .work = "/w"};
+  char *json = NULL;
+  struct rrt_error err = RRT_ERROR_INIT;
+  ok(rrt_run_config(&o, &p, &json, &err) == 0, "a config is generated");
+  json_object *doc = json_tokener_parse(json), *v;
+  json_object_object_get_ex(doc, "mounts", &v);
+  json_object *m0 = json_object_array_get_idx(v, 0), *opts;
+  json_object_object_get_ex(m0, "options", &opts);
+  is_str(json_object_get_string(json_object_array_get_idx(opts, 0)), "lowerdir=/store/l2:/store/l1",
+         "the overlay on / lists the layers top first");
+  json_object *proc, *args, *envs;
+  json_object_object_get_ex(doc, "process", &proc);
+  json_object_object_get_ex(proc, "args", &args);
+  json_object_object_get_ex(proc, "env", &envs);
+  is_str(json_object_to_json_string_ext(args, JSON_C_TO_STRING_PLAIN),
+         "[\"\\/bin\\/echo\",\"e\",\"c\"]", "args: Entrypoint + Cmd");
+  ok(strstr(json_object_to_json_string(envs), "A=flag") &&
+         !strstr(json_object_to_json_string(envs), "A=image"),
+     "-e replaces the image's value");
+  json_object_put(doc);
+  free(json);
+  rrt_error_clear(&err);
+}
+
+int main(void)
+{
+  test_forms();
+  test_digest();
+  test_config();
+  return tap_done();
+}
