@@ -72,7 +72,7 @@ CONSOLE_RECV := $(BUILD)/console-recv
 .PHONY: all deps demo check check-asan unit integration bench lint format install clean fuzz podman-check \
         man dist deb deb-test rpm
 
-all: $(BUILD)/rootlessrt $(BUILD)/rootlessrt-net
+all: $(BUILD)/rootlessrt $(BUILD)/rootlessrt-net $(BUILD)/rootlessrt-systemd
 
 deps:
 	@sh contrib/install-deps.sh
@@ -91,6 +91,13 @@ $(BUILD)/rootlessrt: $(MAIN_OBJ) $(BUILD)/librrt.a
 
 $(BUILD)/rootlessrt-net: $(NET_MAIN_OBJ) $(BUILD)/librrt.a
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(SLIRP_LIBS)
+
+# The systemd cgroup driver's D-Bus client: libsystemd's sd-bus, dynamically linked (Debian
+# ships no libsystemd.a); rootlessrt execs it only for --systemd-cgroup.
+$(BUILD)/rootlessrt-systemd: systemd/helper_main.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags libsystemd) $(ALL_LDFLAGS) -o $@ $< \
+	  $(shell pkg-config --libs libsystemd)
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/librrt.a
 	@mkdir -p $(dir $@)
@@ -121,7 +128,7 @@ check: deps
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g -fno-omit-frame-pointer" \
 	  SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" LINK_STATIC=0 \
-	  build-asan/rootlessrt build-asan/rootlessrt-net $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BINS)) build-asan/rrt-probe \
+	  build-asan/rootlessrt build-asan/rootlessrt-net build-asan/rootlessrt-systemd $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BINS)) build-asan/rrt-probe \
 	  build-asan/console-recv
 	@RRT_ASAN=1 bash tests/run-all.sh build-asan
 
@@ -165,6 +172,8 @@ $(BUILD)/rootlessrt.1: man/rootlessrt.1.in man/mkman.sh $(BUILD)/rootlessrt
 install: all $(BUILD)/rootlessrt.1
 	install -D -m 0755 $(BUILD)/rootlessrt $(DESTDIR)$(BINDIR)/rootlessrt
 	install -D -m 0755 $(BUILD)/rootlessrt-net $(DESTDIR)$(LIBEXECDIR)/rootlessrt/rootlessrt-net
+	install -D -m 0755 $(BUILD)/rootlessrt-systemd \
+	  $(DESTDIR)$(LIBEXECDIR)/rootlessrt/rootlessrt-systemd
 	install -d $(DESTDIR)$(DATADIR)/rootlessrt/hooks
 	install -m 0755 contrib/hooks/*.sh $(DESTDIR)$(DATADIR)/rootlessrt/hooks/
 	install -D -m 0644 $(BUILD)/rootlessrt.1 $(DESTDIR)$(MANDIR)/man1/rootlessrt.1

@@ -52,15 +52,18 @@ fi
 # (Debian's package pulls runc in) and rootlesskit for its rootless mode. Optional: installed only
 # as root, so an unprivileged build is not stopped by them; without them those checks skip.
 if [ "$(id -u)" -eq 0 ]; then
-  for pair in containerd:containerd containerd-shim-runc-v2:containerd rootlesskit:rootlesskit; do
+  # A real systemd user manager for the systemd cgroup driver's tests (t-systemd.sh).
+  for pair in containerd:containerd containerd-shim-runc-v2:containerd rootlesskit:rootlesskit \
+    systemctl:systemd; do
     have_cmd "${pair%%:*}" || need "${pair#*:}"
   done
+  pkg_installed dbus-user-session || need dbus-user-session
 fi
 
 # Libraries found through pkg-config.
 for pair in libseccomp:libseccomp-dev libcap:libcap-dev json-c:libjson-c-dev slirp:libslirp-dev \
   glib-2.0:libglib2.0-dev libarchive:libarchive-dev nettle:nettle-dev libzstd:libzstd-dev \
-  zlib:zlib1g-dev; do
+  zlib:zlib1g-dev libsystemd:libsystemd-dev; do
   if ! have_cmd pkg-config || ! pkg-config --exists "${pair%%:*}" 2>/dev/null; then
     need "${pair#*:}"
   fi

@@ -63,37 +63,9 @@ static bool same_ns(int fd, const char *self)
   return fstat(fd, &a) == 0 && stat(self, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-/* rootlessrt-net: $ROOTLESSRT_NET_HELPER, else beside this binary, else ../libexec/rootlessrt/
- * from it, else where this build's `make install` puts it. */
 char *rrt_net_helper_path(void)
 {
-  const char *env = getenv("ROOTLESSRT_NET_HELPER");
-  if (env && *env)
-    return xstrdup(env);
-  char self[PATH_MAX];
-  const char *exe = getenv(RRT_EXE_ENV); /* a sealed copy's original */
-  ssize_t len = -1;
-  if (exe && exe[0] == '/' && strlen(exe) < sizeof(self)) {
-    strcpy(self, exe);
-    len = (ssize_t)strlen(self);
-  } else {
-    len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (len > 0)
-      self[len] = '\0';
-  }
-  char *slash = len > 0 && self[0] == '/' ? strrchr(self, '/') : NULL;
-  if (slash) {
-    *slash = '\0';
-    /* Beside it (a build tree), or PREFIX/libexec for PREFIX/bin, whatever PREFIX was. */
-    const char *rel[] = {"rootlessrt-net", "../libexec/rootlessrt/rootlessrt-net"};
-    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-      char *p = xasprintf("%s/%s", self, rel[i]);
-      if (access(p, X_OK) == 0)
-        return p;
-      free(p);
-    }
-  }
-  return xstrdup(RRT_LIBEXECDIR "/rootlessrt-net");
+  return rrt_helper_path("rootlessrt-net", "ROOTLESSRT_NET_HELPER");
 }
 
 static __attribute__((noreturn)) void helper_failed(int ready_fd, int e, const char *path)

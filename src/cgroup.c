@@ -242,7 +242,7 @@ static void own_free(struct own *w)
 
 /* The directory of cgroup `cg` through a mount whose root holds it (a mount of a sub-tree, as in
  * a cgroup namespace, has root != /); NULL when that mount does not show it. */
-static char *dir_of(const char *mnt, const char *root, const char *cg)
+char *rrt_cg_dir_of(const char *mnt, const char *root, const char *cg)
 {
   if (!mnt || !cg || !path_under(cg, root))
     return NULL;
@@ -311,7 +311,7 @@ static bool word_in(const char *list, const char *word)
 
 /* cgroup v2: every controller dir has is turned on for its children. Refused (EBUSY) where dir
  * holds processes, as the caller's own cgroup does: then what the delegation enabled is all. */
-static void enable_controllers(const char *dir)
+void rrt_cg_enable_controllers(const char *dir)
 {
   cleanup_free char *avail = rrt_cg_read(dir, "cgroup.controllers");
   cleanup_free char *on = rrt_cg_read(dir, "cgroup.subtree_control");
@@ -350,7 +350,7 @@ static int mkdir_levels(const char *base, const char *rel, bool v2, bool cpuset,
   char *save = NULL;
   for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
     if (v2)
-      enable_controllers(dir);
+      rrt_cg_enable_controllers(dir);
     char *next = xasprintf("%s/%s", dir, c);
     if (mkdir(next, 0755) < 0 && errno != EEXIST) {
       int e = errno;
@@ -397,7 +397,8 @@ static int create_v2(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts
     *why = xstrdup("cgroup v2 is not mounted here");
     return 0;
   }
-  cleanup_free char *base = absolute ? xstrdup(m->v2_mnt) : dir_of(m->v2_mnt, m->v2_root, w->v2);
+  cleanup_free char *base =
+      absolute ? xstrdup(m->v2_mnt) : rrt_cg_dir_of(m->v2_mnt, m->v2_root, w->v2);
   if (!base) {
     *why = xasprintf("the caller's cgroup v2 is not under the cgroup2 mount %s", m->v2_mnt);
     return 0;
@@ -431,7 +432,7 @@ static int create_v1(const struct rrt_cg_mounts *m, const struct own *w, const c
     if (cg->v1[i])
       continue;
     cleanup_free char *base =
-        absolute ? xstrdup(m->v1_mnt[i]) : dir_of(m->v1_mnt[i], m->v1_root[i], w->v1[i]);
+        absolute ? xstrdup(m->v1_mnt[i]) : rrt_cg_dir_of(m->v1_mnt[i], m->v1_root[i], w->v1[i]);
     if (!base)
       continue;
     if (mkdir_levels(base, rel, false, i == RRT_CG_CPUSET, &cg->v1[i], err) < 0)
@@ -510,12 +511,24 @@ int rrt_cgroup_create(const struct rrt_cgroup_opts *o, pid_t init, struct rrt_cg
       rrt_warn("linux.resources: limits are not applied: --cgroup-manager=disabled");
     return 0;
   }
-  int r = create_cgroupfs(o, cg, err);
+  int r = 0;
+  bool fallback = !o->systemd;
+  cleanup_free char *rest = NULL;
+  if (o->systemd)
+    r = rrt_cg_systemd_create(o, init, cg, &rest, &fallback, err);
+  if (r == 0 && fallback) {
+    /* No bus: the caller's own cgroup, as the cgroupfs manager makes it (a systemd
+     * slice:prefix:name path means nothing there). */
+    struct rrt_cgroup_opts fs = *o;
+    if (o->systemd)
+      fs.path = NULL;
+    r = create_cgroupfs(&fs, cg, err);
+  }
   if (r == 0 && (cg->v2 || any_v1(cg))) {
-    r = rrt_cgroup_update(cg, o->resources_json, o->privileged, err);
+    r = rrt_cgroup_update(cg, rest ? rest : o->resources_json, o->privileged, err);
     if (r < 0)
       rrt_error_wrap(err, "linux.resources");
-    else
+    else if (!cg->unit)
       r = rrt_cgroup_enter(cg, init, err);
   }
   if (r < 0) {
@@ -804,8 +817,11 @@ static bool empty_out(const struct rrt_cgroup *cg, int timeout_ms)
 
 void rrt_cgroup_destroy(const struct rrt_cgroup *cg)
 {
-  if (!rrt_cgroup_exists(cg))
+  if (!rrt_cgroup_exists(cg)) {
+    if (cg->unit)
+      rrt_cg_systemd_stop(cg);
     return;
+  }
   if (!empty_out(cg, 5000))
     rrt_warn("cgroup: %s still has processes after SIGKILL", procs_dir(cg));
   struct stat st;
@@ -823,6 +839,8 @@ void rrt_cgroup_destroy(const struct rrt_cgroup *cg)
     if (stat(dirs[i], &st) == 0)
       rrt_warn("cgroup: cannot remove %s: %s", dirs[i], strerror(errno));
   }
+  if (cg->unit)
+    rrt_cg_systemd_stop(cg);
 }
 
 void rrt_cgroup_destroy_state(const struct rrt_state *st)
@@ -841,7 +859,7 @@ char *rrt_cgroup_own_dir(void)
   struct own w;
   rrt_cg_mounts_read(&m);
   own_read(&w);
-  char *dir = dir_of(m.v2_mnt, m.v2_root, w.v2);
+  char *dir = rrt_cg_dir_of(m.v2_mnt, m.v2_root, w.v2);
   rrt_cg_mounts_free(&m);
   own_free(&w);
   return dir;

@@ -24,5 +24,20 @@ struct rrt_cg_mounts {
 };
 void rrt_cg_mounts_read(struct rrt_cg_mounts *m);
 void rrt_cg_mounts_free(struct rrt_cg_mounts *m);
+/* The directory of cgroup `cg` through a mount (mnt, its root), or NULL when it is not under it. */
+char *rrt_cg_dir_of(const char *mnt, const char *root, const char *cg);
+/* cgroup v2: every controller dir has, turned on for its children (where it can be). */
+void rrt_cg_enable_controllers(const char *dir);
+
+/* The systemd driver (cgroup_systemd.c). create: the scope, init in it, the limits systemd has
+ * properties for; *rest the resources left for cgroupfs (NULL: all of them). No bus or no
+ * helper: *fallback, one warning, nothing made. */
+int rrt_cg_systemd_create(const struct rrt_cgroup_opts *o, pid_t init, struct rrt_cgroup *cg,
+                          char **rest, bool *fallback, struct rrt_error *err);
+/* update: the unit properties set; *rest as above. */
+int rrt_cg_systemd_update(const struct rrt_cgroup *cg, const char *json, char **rest,
+                          struct rrt_error *err);
+/* delete: StopUnit (gone already is fine). */
+void rrt_cg_systemd_stop(const struct rrt_cgroup *cg);
 
 #endif

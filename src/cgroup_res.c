@@ -425,6 +425,12 @@ static int write_all(struct plan *p, struct rrt_error *err)
 int rrt_cgroup_update(const struct rrt_cgroup *cg, const char *resources_json, bool devices,
                       struct rrt_error *err)
 {
+  /* In a systemd scope, what systemd has properties for goes to it first. */
+  cleanup_free char *rest = NULL;
+  if (cg->unit && rrt_cg_systemd_update(cg, resources_json, &rest, err) < 0)
+    return -1;
+  if (rest)
+    resources_json = rest;
   json_object *res = json_tokener_parse(resources_json ? resources_json : "{}");
   if (!res || !json_object_is_type(res, json_type_object)) {
     json_object_put(res);

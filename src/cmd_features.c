@@ -188,10 +188,10 @@ static json_object *linux_json(void)
   json_object_object_add(l, "capabilities", capabilities_json());
 
   json_object *cg = json_object_new_object();
-  json_object_object_add(cg, "v1", json_object_new_boolean(0));
+  json_object_object_add(cg, "v1", json_object_new_boolean(1)); /* as real root */
   json_object_object_add(cg, "v2", json_object_new_boolean(1));
-  json_object_object_add(cg, "systemd", json_object_new_boolean(0));
-  json_object_object_add(cg, "systemdUser", json_object_new_boolean(0));
+  json_object_object_add(cg, "systemd", json_object_new_boolean(1));
+  json_object_object_add(cg, "systemdUser", json_object_new_boolean(1));
   json_object_object_add(cg, "rdma", json_object_new_boolean(0));
   json_object_object_add(l, "cgroup", cg);
   json_object_object_add(l, "seccomp", seccomp_json());

@@ -410,10 +410,6 @@ static int create_prepare(struct create_ctx *c, struct rrt_error *err)
     return -1;
   if (setup_userns_plan(c, err) < 0)
     return -1;
-  if (c->g->systemd_cgroup)
-    return rrt_error_msgf(err, ENOTSUP,
-                          "--systemd-cgroup: the systemd cgroup manager is not supported by "
-                          "rootlessrt; use --cgroup-manager=cgroupfs or disabled");
   if (c->o->pid_file)
     c->pid_file = absolute(c->o->pid_file);
   if (open_console_socket(c, err) < 0)

@@ -88,16 +88,17 @@ static void usage(FILE *out)
           ").\n\nVerbs:\n");
   for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
     fprintf(out, "  %-8s %s\n", verbs[i].name, verbs[i].what);
-  fprintf(out, "  help     help VERB: the flags of a verb\n\n"
-               "Global flags:\n"
-               "  --root DIR              state directory (default $XDG_RUNTIME_DIR/rootlessrt)\n"
-               "  --log FILE              log to FILE (then only errors also go to stderr)\n"
-               "  --log-format text|json  format of the --log lines\n"
-               "  --debug                 log debug messages\n"
-               "  --rootless true|false|auto   accepted for runc compatibility\n"
-               "  --systemd-cgroup        not supported: an error at create\n"
-               "  --cgroup-manager cgroupfs|disabled\n"
-               "  --version, --help\n");
+  fprintf(out,
+          "  help     help VERB: the flags of a verb\n\n"
+          "Global flags:\n"
+          "  --root DIR              state directory (default $XDG_RUNTIME_DIR/rootlessrt)\n"
+          "  --log FILE              log to FILE (then only errors also go to stderr)\n"
+          "  --log-format text|json  format of the --log lines\n"
+          "  --debug                 log debug messages\n"
+          "  --rootless true|false|auto   accepted for runc compatibility\n"
+          "  --systemd-cgroup        the systemd cgroup driver (cgroupsPath slice:prefix:name)\n"
+          "  --cgroup-manager cgroupfs|systemd|disabled\n"
+          "  --version, --help\n");
 }
 
 static void version(void)
@@ -178,13 +179,9 @@ static int parse_global(int argc, char **argv, struct rrt_global *g, bool *exit_
       g->systemd_cgroup = true;
       break;
     case OPT_CGROUP_MANAGER:
-      if (strcmp(optarg, "disabled") == 0)
-        g->cgroup_disabled = true;
-      else if (strcmp(optarg, "cgroupfs") == 0)
-        g->cgroup_disabled = false;
-      else if (strcmp(optarg, "systemd") == 0)
-        g->systemd_cgroup = true;
-      else
+      g->cgroup_disabled = strcmp(optarg, "disabled") == 0;
+      g->systemd_cgroup = strcmp(optarg, "systemd") == 0;
+      if (!g->cgroup_disabled && !g->systemd_cgroup && strcmp(optarg, "cgroupfs") != 0)
         return rrt_error_msgf(
             err, EINVAL, "--cgroup-manager: \"%s\" is not cgroupfs, systemd or disabled", optarg);
       break;

@@ -1,8 +1,11 @@
 /* reexec.c: re-execute from a sealed memfd copy of the binary (CVE-2019-5736). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -72,4 +75,35 @@ int rrt_reexec_sealed(char **argv, struct rrt_error *err)
   }
   fexecve(mfd, argv, environ);
   return rrt_error_errno(err, "fexecve the sealed copy");
+}
+
+char *rrt_helper_path(const char *name, const char *env_var)
+{
+  const char *env = getenv(env_var);
+  if (env && *env)
+    return xstrdup(env);
+  char self[PATH_MAX];
+  const char *exe = getenv(RRT_EXE_ENV); /* a sealed copy's original */
+  ssize_t len = -1;
+  if (exe && exe[0] == '/' && strlen(exe) < sizeof(self)) {
+    strcpy(self, exe);
+    len = (ssize_t)strlen(self);
+  } else {
+    len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (len > 0)
+      self[len] = '\0';
+  }
+  char *slash = len > 0 && self[0] == '/' ? strrchr(self, '/') : NULL;
+  if (slash) {
+    *slash = '\0';
+    /* Beside it (a build tree), or PREFIX/libexec for PREFIX/bin, whatever PREFIX was. */
+    const char *rel[] = {"", "../libexec/rootlessrt/"};
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+      char *p = xasprintf("%s/%s%s", self, rel[i], name);
+      if (access(p, X_OK) == 0)
+        return p;
+      free(p);
+    }
+  }
+  return xasprintf("%s/%s", RRT_LIBEXECDIR, name);
 }

@@ -4,6 +4,7 @@
 # limit, and prints the failures, the skips and "integration: N passed, N failed, N skipped".
 #
 # Knobs: RRT_TESTS="t-cli t-errors" runs only those; RRT_TEST_TIMEOUT (120 s per file);
+# RRT_SHARED_TOOLS (../shared/tools) holds systemd-user.sh for t-systemd;
 # RRT_VERBOSE=1 prints every TAP line; RRT_KEEP=1 keeps the work dir; RRT_TEST_USER (rrt-test);
 # RRT_CGROUP_VIEW=unified (root only) runs the tests in a private mount namespace whose
 # /sys/fs/cgroup is a cgroup2 mount (crun refuses a hybrid host layout); RRT_ASAN is passed on.
@@ -76,9 +77,11 @@ trap 'cleanup; cgroup_cleanup' EXIT
 mkdir -p "$work/bin" "$work/logs" "$work/root" "$work/tmp"
 { cp "$runtime" "$work/bin/" && cp "$probe" "$work/bin/rrt-probe"; } || die "cannot copy binaries"
 # The network helper goes beside the runtime, where the runtime looks for it.
-if [ -x "$(dirname "$runtime")/rootlessrt-net" ]; then
-  cp "$(dirname "$runtime")/rootlessrt-net" "$work/bin/" || die "cannot copy rootlessrt-net"
-fi
+for h in rootlessrt-net rootlessrt-systemd; do
+  if [ -x "$(dirname "$runtime")/$h" ]; then
+    cp "$(dirname "$runtime")/$h" "$work/bin/" || die "cannot copy $h"
+  fi
+done
 # Other test helpers (tests/helper/NAME.c) built next to the probe go along with it.
 for h in "$repo"/tests/helper/*.c; do
   h=$(basename "$h" .c)
@@ -135,6 +138,10 @@ run_as_user() {
     RRT="$rrt_bin" PROBE="$work/bin/rrt-probe" TESTS_DIR="$work/tests" SPEC_DIR="$work/spec"
     RRT_ROOT="$root" TMPDIR="$work/tmp" RRT_ASAN="${RRT_ASAN:-0}"
   )
+  # t-systemd.sh: a real systemd user manager, when the shared tools are beside the repository
+  # (RRT_SHARED_TOOLS names them elsewhere).
+  local sd_user=${RRT_SHARED_TOOLS:-$repo/../shared/tools}/systemd-user.sh
+  [ -x "$sd_user" ] && envs+=(RRT_SYSTEMD_USER="$(readlink -f "$sd_user")" RRT_TEST_USER="$test_user")
   [ -n "${ASAN_OPTIONS:-}" ] && envs+=(ASAN_OPTIONS="$ASAN_OPTIONS")
   [ -n "${UBSAN_OPTIONS:-}" ] && envs+=(UBSAN_OPTIONS="$UBSAN_OPTIONS")
   local -a pre=()

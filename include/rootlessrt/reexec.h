@@ -24,4 +24,8 @@ int rrt_exe_is_sealed(void);
 /* The binary's own path, set in the environment of the sealed copy. */
 #define RRT_EXE_ENV "_ROOTLESSRT_EXE"
 
+/* A helper program (rootlessrt-net, rootlessrt-systemd): $env_var when set, else beside this
+ * binary, else ../libexec/rootlessrt/ from it, else where this build's `make install` puts it. */
+char *rrt_helper_path(const char *name, const char *env_var);
+
 #endif

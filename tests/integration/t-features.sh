@@ -24,7 +24,7 @@ is "$(jq '.linux.capabilities | length' <<<"$doc")" "$((last + 1))" \
   "one capability per bit up to cap_last_cap ($last)"
 is "$(jq '.linux.capabilities | index("CAP_SYS_ADMIN") != null' <<<"$doc")" true "CAP_SYS_ADMIN listed"
 is "$(jq -c '.linux.cgroup' <<<"$doc")" \
-  '{"v1":false,"v2":true,"systemd":false,"systemdUser":false,"rdma":false}' "cgroup facts"
+  '{"v1":true,"v2":true,"systemd":true,"systemdUser":true,"rdma":false}' "cgroup facts"
 is "$(jq -r '.linux.seccomp.enabled' <<<"$doc")" true "seccomp enabled"
 is "$(jq '.linux.seccomp.actions | length' <<<"$doc")" 9 "nine seccomp actions"
 is "$(jq '.linux.seccomp.operators | length' <<<"$doc")" 7 "seven seccomp operators"
