@@ -1,0 +1,157 @@
+/* test_cgroup.c: linux.resources as interface file writes (cgroup v2 and v1), all or nothing,
+ * against plain files standing for a cgroup's interface files; the state record round trip. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rootlessrt/cgroup.h"
+#include "rootlessrt/util.h"
+#include "tap.h"
+
+static char tmpdir[] = "/tmp/rrt-test-cgroup-XXXXXX";
+
+/* A directory holding empty interface files. */
+static char *fake_cgroup(const char *name, const char *const *files)
+{
+  char *dir = xasprintf("%s/%s", tmpdir, name);
+  mkdir(dir, 0755);
+  for (; *files; files++) {
+    cleanup_free char *p = xasprintf("%s/%s", dir, *files);
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0)
+      close(fd);
+  }
+  return dir;
+}
+
+static char *content(const char *dir, const char *file)
+{
+  cleanup_free char *p = xasprintf("%s/%s", dir, file);
+  char *text = NULL;
+  if (rrt_read_file(p, &text, NULL, NULL) < 0)
+    return xstrdup("(missing)");
+  return text;
+}
+
+static void test_v2(void)
+{
+  static const char *const files[] = {"memory.max", "memory.swap.max", "pids.max", "cpu.max",
+                                      "cpu.weight", "cgroup.max.descendants", NULL};
+  struct rrt_cgroup cg = {.v2 = fake_cgroup("v2", files)};
+  struct rrt_error err = RRT_ERROR_INIT;
+  int r = rrt_cgroup_update(&cg,
+                            "{\"memory\":{\"limit\":67108864,\"swap\":100663296},"
+                            "\"pids\":{\"limit\":0},\"cpu\":{\"quota\":50000,\"period\":"
+                            "100000,\"shares\":1024}}",
+                            false, &err);
+  is_int(r, 0, "v2: memory, swap, pids, cpu applied");
+  cleanup_free char *mem = content(cg.v2, "memory.max");
+  cleanup_free char *swap = content(cg.v2, "memory.swap.max");
+  cleanup_free char *pids = content(cg.v2, "pids.max");
+  cleanup_free char *cpu = content(cg.v2, "cpu.max");
+  cleanup_free char *w = content(cg.v2, "cpu.weight");
+  is_str(mem, "67108864", "memory.limit -> memory.max");
+  is_str(swap, "33554432", "memory.swap (memory+swap) -> memory.swap.max (the swap alone)");
+  is_str(pids, "max", "pids.limit 0 -> pids.max max");
+  is_str(cpu, "50000 100000", "cpu quota and period -> cpu.max");
+  is_str(w, "39", "cpu.shares 1024 -> cpu.weight 39");
+
+  /* All or nothing: io.weight is missing, so not even cgroup.max.descendants is written. */
+  r = rrt_cgroup_update(&cg,
+                        "{\"unified\":{\"cgroup.max.descendants\":\"3\"},\"blockIO\":"
+                        "{\"weight\":500}}",
+                        false, &err);
+  is_int(r, -1, "a limit whose controller file is missing fails the update");
+  ok(strstr(rrt_error_msg(&err), "blockIO.weight: the io controller is not enabled") &&
+         strstr(rrt_error_msg(&err), "Delegate="),
+     "naming the limit and how to delegate the controller: %s", rrt_error_msg(&err));
+  cleanup_free char *desc = content(cg.v2, "cgroup.max.descendants");
+  is_str(desc, "", "and nothing else was written");
+  rrt_error_clear(&err);
+
+  r = rrt_cgroup_update(&cg, "{\"unified\":{\"nosuch.file\":\"1\"}}", false, &err);
+  ok(r < 0 && strstr(rrt_error_msg(&err), "unified.nosuch.file: unknown interface file"),
+     "an unknown unified key is an error: %s", rrt_error_msg(&err));
+  rrt_error_clear(&err);
+  r = rrt_cgroup_update(&cg, "{\"memory\":{\"swappiness\":10}}", false, &err);
+  ok(r < 0 && strstr(rrt_error_msg(&err), "memory.swappiness: has no cgroup v2 equivalent"),
+     "memory.swappiness on cgroup v2 is an error: %s", rrt_error_msg(&err));
+  rrt_error_clear(&err);
+  r = rrt_cgroup_update(&cg, "{}", false, &err);
+  is_int(r, 0, "no limit: nothing to do");
+  rrt_cgroup_free(&cg);
+}
+
+static void test_v1(void)
+{
+  static const char *const mem[] = {"memory.limit_in_bytes", "memory.memsw.limit_in_bytes",
+                                    "memory.swappiness", NULL};
+  static const char *const cpu[] = {"cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.shares",
+                                    NULL};
+  static const char *const pids[] = {"pids.max", NULL};
+  struct rrt_cgroup cg = {0};
+  cg.v1[RRT_CG_MEMORY] = fake_cgroup("memory", mem);
+  cg.v1[RRT_CG_CPU] = fake_cgroup("cpu", cpu);
+  cg.v1[RRT_CG_PIDS] = fake_cgroup("pids", pids);
+  struct rrt_error err = RRT_ERROR_INIT;
+  int r = rrt_cgroup_update(&cg,
+                            "{\"memory\":{\"limit\":67108864,\"swap\":100663296,\"swappiness\":"
+                            "10},\"pids\":{\"limit\":20},\"cpu\":{\"quota\":50000,\"period\":"
+                            "100000,\"shares\":512}}",
+                            false, &err);
+  is_int(r, 0, "v1: memory, swap, swappiness, pids, cpu applied");
+  cleanup_free char *m = content(cg.v1[RRT_CG_MEMORY], "memory.limit_in_bytes");
+  cleanup_free char *sw = content(cg.v1[RRT_CG_MEMORY], "memory.memsw.limit_in_bytes");
+  cleanup_free char *q = content(cg.v1[RRT_CG_CPU], "cpu.cfs_quota_us");
+  cleanup_free char *s = content(cg.v1[RRT_CG_CPU], "cpu.shares");
+  cleanup_free char *p = content(cg.v1[RRT_CG_PIDS], "pids.max");
+  is_str(m, "67108864", "memory.limit -> memory.limit_in_bytes");
+  is_str(sw, "100663296", "memory.swap -> memory.memsw.limit_in_bytes as it is");
+  is_str(q, "50000", "cpu.quota -> cpu.cfs_quota_us");
+  is_str(s, "512", "cpu.shares as it is");
+  is_str(p, "20", "pids.limit -> pids.max");
+  r = rrt_cgroup_update(&cg, "{\"cpu\":{\"cpus\":\"0\"}}", false, &err);
+  ok(r < 0 && strstr(rrt_error_msg(&err), "cpu.cpus"),
+     "no cpuset controller here: cpu.cpus is an error: %s", rrt_error_msg(&err));
+  rrt_error_clear(&err);
+
+  struct rrt_state st = {0};
+  cg.unit = xstrdup("x.scope");
+  rrt_cgroup_store(&cg, &st);
+  struct rrt_cgroup back;
+  rrt_cgroup_load(&st, &back);
+  is_str(back.v1[RRT_CG_MEMORY], cg.v1[RRT_CG_MEMORY], "the state records the v1 directories");
+  is_str(back.unit, "x.scope", "and the systemd scope");
+  ok(back.v2 == NULL && back.v1[RRT_CG_BLKIO] == NULL, "and nothing else");
+  rrt_cgroup_free(&back);
+  rrt_state_free(&st);
+  rrt_cgroup_free(&cg);
+}
+
+static void test_none(void)
+{
+  struct rrt_cgroup cg = {0};
+  struct rrt_error err = RRT_ERROR_INIT;
+  int r = rrt_cgroup_update(&cg, "{\"pids\":{\"limit\":10}}", false, &err);
+  ok(r < 0 && strstr(rrt_error_msg(&err), "pids.limit: no delegated cgroup v2 pids controller"),
+     "no cgroup at all: a limit is an error naming it: %s", rrt_error_msg(&err));
+  rrt_error_clear(&err);
+  ok(rrt_cgroup_has_device_rules("{\"devices\":[{\"allow\":false}]}") &&
+         !rrt_cgroup_has_device_rules("{\"devices\":[]}") && !rrt_cgroup_has_device_rules(NULL),
+     "device rules are seen");
+}
+
+int main(void)
+{
+  if (!mkdtemp(tmpdir))
+    return 1;
+  test_v2();
+  test_v1();
+  test_none();
+  cleanup_free char *cmd = xasprintf("rm -rf %s", tmpdir);
+  if (system(cmd) != 0)
+    printf("# cannot remove %s\n", tmpdir);
+  return tap_done();
+}
