@@ -70,7 +70,7 @@ _rootlessrt_value() { # _rootlessrt_value VERB FLAG CUR (VERB empty: a global fl
     --rootless) [ -n "$verb" ] && return 1 || words="true false auto" ;;
     --network) words="none host slirp" ;;
     --ports-via) words="splice slirp" ;;
-    --cgroup-manager) words="cgroupfs disabled" ;;
+    --cgroup-manager) words="cgroupfs systemd disabled" ;;
     --overlay) words="auto kernel fuse" ;;
     --userns) words="keep-id" ;;
     -c | --cap | --cap-add | --cap-drop) words=$_rootlessrt_caps ;;

@@ -37,7 +37,7 @@ static char *content(const char *dir, const char *file)
 
 static void test_v2(void)
 {
-  static const char *const files[] = {"memory.max", "memory.swap.max", "pids.max", "cpu.max",
+  static const char *const files[] = {"memory.max", "memory.swap.max",        "pids.max", "cpu.max",
                                       "cpu.weight", "cgroup.max.descendants", NULL};
   struct rrt_cgroup cg = {.v2 = fake_cgroup("v2", files)};
   struct rrt_error err = RRT_ERROR_INIT;
@@ -88,8 +88,7 @@ static void test_v1(void)
 {
   static const char *const mem[] = {"memory.limit_in_bytes", "memory.memsw.limit_in_bytes",
                                     "memory.swappiness", NULL};
-  static const char *const cpu[] = {"cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.shares",
-                                    NULL};
+  static const char *const cpu[] = {"cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.shares", NULL};
   static const char *const pids[] = {"pids.max", NULL};
   struct rrt_cgroup cg = {0};
   cg.v1[RRT_CG_MEMORY] = fake_cgroup("memory", mem);
