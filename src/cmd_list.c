@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "rootlessrt/cmd.h"
+#include "rootlessrt/log.h"
 #include "rootlessrt/state.h"
 #include "rootlessrt/util.h"
 
@@ -44,6 +45,44 @@ static int list_ids(const char *root, char ***ids, size_t *n, struct rrt_error *
   if (*n)
     qsort(*ids, *n, sizeof(char *), cmp_str);
   return 0;
+}
+
+/*
+ * One entry: whatever state it is in, half-made ("creating", or "broken" once its create died,
+ * or with a corrupt state.json) included, so that what exists is seen and can be deleted. An
+ * entry that is not to be trusted (another user's, a symlink) is not a container of ours: a
+ * warning says so and how to remove it. One removed meanwhile is not listed.
+ */
+static void list_one(const char *root, const char *id, bool json, bool quiet, json_object *arr)
+{
+  struct rrt_state st;
+  const char *status = NULL;
+  cleanup_free char *why = NULL;
+  struct rrt_error e = RRT_ERROR_INIT;
+  if (rrt_state_inspect(root, id, &st, &status, &why, &e) < 0) {
+    if (e.errnum != ENOENT)
+      rrt_warn("list: %s", rrt_error_msg(&e));
+    rrt_error_clear(&e);
+    return;
+  }
+  bool gone = strcmp(status, "stopped") == 0 || (why && !rrt_proc_same(st.pid, st.pid_start));
+  if (quiet && !json)
+    printf("%s\n", id);
+  if (json) {
+    char *s = rrt_state_oci_json(&st, status, false);
+    json_object *o = json_tokener_parse(s);
+    free(s);
+    if (o && gone)
+      json_object_object_add(o, "pid", json_object_new_int64(0));
+    if (o && why)
+      json_object_object_add(o, "reason", json_object_new_string(why));
+    json_object_array_add(arr, o);
+  } else if (!quiet) {
+    const char *owner = rrt_user_name(st.owner);
+    printf("%-24s %-8d %-10s %-40s %-30s %s\n", id, gone ? 0 : st.pid, status,
+           st.bundle ? st.bundle : "", st.created ? st.created : "", owner ? owner : "");
+  }
+  rrt_state_free(&st);
 }
 
 int rrt_cmd_list(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err)
@@ -85,32 +124,8 @@ int rrt_cmd_list(const struct rrt_global *g, int argc, char **argv, struct rrt_e
   if (!json && !quiet)
     printf("%-24s %-8s %-10s %-40s %-30s %s\n", "ID", "PID", "STATUS", "BUNDLE", "CREATED",
            "OWNER");
-  for (size_t i = 0; i < n; i++) {
-    struct rrt_state st;
-    int fd = -1;
-    /* Containers removed in the meantime are not listed. */
-    if (rrt_state_open(root, ids[i], false, &fd, NULL) < 0)
-      continue;
-    if (rrt_state_read(fd, &st, NULL) == 0) {
-      const char *status = rrt_state_status(&st);
-      if (quiet) {
-        if (!json)
-          printf("%s\n", ids[i]);
-      }
-      if (json) {
-        char *s = rrt_state_oci_json(&st, status, false);
-        json_object_array_add(arr, json_tokener_parse(s));
-        free(s);
-      } else if (!quiet) {
-        const char *owner = rrt_user_name(st.owner);
-        printf("%-24s %-8d %-10s %-40s %-30s %s\n", ids[i], strcmp(status, "stopped") ? st.pid : 0,
-               status, st.bundle ? st.bundle : "", st.created ? st.created : "",
-               owner ? owner : "");
-      }
-      rrt_state_free(&st);
-    }
-    close(fd);
-  }
+  for (size_t i = 0; i < n; i++)
+    list_one(root, ids[i], json, quiet, arr);
   if (json)
     printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN |
                                                            JSON_C_TO_STRING_NOSLASHESCAPE));

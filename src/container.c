@@ -150,7 +150,7 @@ struct create_ctx {
   char *root;
   char *pid_file;
   char *resolv_conf;   /* the generated resolv.conf, slirp mode */
-  char *seccomp_cache; /* ROOT/.seccomp-cache */
+  char *seccomp_cache; /* in the private directory beside ROOT, or NULL */
   int dirfd;
   int listen_fd;
   int console_fd;
@@ -264,7 +264,7 @@ static int open_console_socket(struct create_ctx *c, struct rrt_error *err)
   if (!c->spec->process || !c->spec->process->terminal)
     return 0;
   if (c->o->console_socket) {
-    c->console_fd = rrt_connect_unix(c->o->console_socket, "--console-socket", err);
+    c->console_fd = rrt_console_socket_connect(c->o->console_socket, err);
     return c->console_fd < 0 ? -1 : 0;
   }
   if (c->o->detach)
@@ -448,9 +448,12 @@ static int create_prepare(struct create_ctx *c, struct rrt_error *err)
     c->resolv_conf = xasprintf("%s/%s/resolv.conf", c->root, c->o->id);
     ia->resolv_conf = c->resolv_conf;
   }
-  /* Compiled filters are cached per --root (keyed by a hash of the profile
-   * and the libseccomp version); a dot name is never taken for a container. */
-  c->seccomp_cache = xasprintf("%s/.seccomp-cache", c->root);
+  /* Compiled filters are cached per --root (keyed by a hash of the profile and the libseccomp
+   * version), beside it rather than in it (see rrt_state_private_dir). */
+  if (c->spec->lnx.seccomp) {
+    cleanup_free char *priv = rrt_state_private_dir(c->root, true);
+    c->seccomp_cache = priv ? xasprintf("%s/seccomp-cache", priv) : NULL;
+  }
   ia->seccomp_cache = c->seccomp_cache;
   if (c->o->foreground && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
     return rrt_error_errno(err, "prctl(PR_SET_CHILD_SUBREAPER)");
@@ -515,7 +518,10 @@ created:
 static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
                              const struct rrt_maps_job *maps, struct rrt_error *err)
 {
-  if ((!c->dir_created && make_state(c, err) < 0) || setup_cgroup(c, init, err) < 0 ||
+  /* The init record first, so that delete --force finds init whatever instant create dies at. */
+  if ((!c->dir_created && make_state(c, err) < 0) ||
+      rrt_state_record_init(c->dirfd, c->st.pid, c->st.pid_start, err) < 0 ||
+      setup_cgroup(c, init, err) < 0 || rrt_state_record_cgroup(c->dirfd, c->st.cgroup, err) < 0 ||
       rrt_notify_start_relay(&c->notify, c->dirfd, init, err) < 0)
     return -1;
   /* init watches the helpers itself: it goes on the moment they are done, without a wake-up of
@@ -601,7 +607,9 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   if (init != child)
     init_guard = init; /* init is ours to kill; the intermediate exits after the maps */
   c->st.pid = init;
-  c->st.pid_start = rrt_proc_start_time(init);
+  char comm[64];
+  c->st.pid_start = rrt_proc_stat(init, comm, sizeof(comm));
+  c->st.init_comm = xstrdup(comm); /* the runtime's until init's execve: see rrt_state_status */
   create_init = init;
   if (create_interrupted)
     kill(init, SIGKILL);
@@ -736,8 +744,14 @@ static int release_init(int dirfd, const char *id, int sync_fd, bool sent, struc
     fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (fd < 0)
       return rrt_error_errno(err, "socket");
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+      if (errno == ECONNREFUSED)
+        return rrt_error_msgf(err, EALREADY,
+                              "container \"%s\" is being started already: init no longer waits "
+                              "for start (another start released it)",
+                              id);
       return rrt_error_errno(err, "container \"%s\": init is not waiting for start", id);
+    }
   }
   if (!sent && rrt_sync_send(fd, RRT_SYNC_START, 0, NULL, err) < 0)
     return -1;
@@ -759,6 +773,7 @@ struct loaded {
   struct rrt_state st;
   struct rrt_spec *spec;
   bool spec_borrowed; /* run's own parse, not ours to free */
+  bool broken;        /* state.json missing or corrupt: st is what the records say */
 };
 
 static void loaded_free(struct loaded *l)
@@ -772,9 +787,10 @@ static void loaded_free(struct loaded *l)
 }
 
 /* `known`: the config as create parsed it (run), so the state directory's copy is not parsed
- * again; NULL reads it when want_spec. */
+ * again; NULL reads it when want_spec. `broken_ok` (delete --force): a container whose
+ * state.json is missing or corrupt loads from its records (l->broken), without a config. */
 static int load_container(const struct rrt_global *g, const char *id, bool exclusive,
-                          bool want_spec, struct rrt_spec *known, struct loaded *l,
+                          bool want_spec, struct rrt_spec *known, bool broken_ok, struct loaded *l,
                           struct rrt_error *err)
 {
   memset(l, 0, sizeof(*l));
@@ -783,15 +799,23 @@ static int load_container(const struct rrt_global *g, const char *id, bool exclu
     return -1;
   if (rrt_state_open(l->root, id, exclusive, &l->dirfd, err) < 0)
     return -1;
-  if (rrt_state_read(l->dirfd, &l->st, err) < 0)
-    return rrt_error_wrap(err, "container \"%s\"", id);
+  if (rrt_state_read(l->dirfd, &l->st, err) < 0) {
+    if (!broken_ok || (err->errnum != ENODATA && err->errnum != EUCLEAN))
+      return rrt_error_wrap(err, "container \"%s\"", id);
+    rrt_warn("container \"%s\": %s; removing it without its poststop hooks", id,
+             rrt_error_msg(err));
+    rrt_error_clear(err);
+    rrt_state_from_records(l->dirfd, id, &l->st);
+    l->broken = true;
+    return 0;
+  }
   if (want_spec && known) {
     l->spec = known;
     l->spec_borrowed = true;
   } else if (want_spec) {
     cleanup_free char *text = NULL;
     size_t len = 0;
-    if (rrt_read_file_at(l->dirfd, "config.json", &text, &len, err) < 0 ||
+    if (rrt_state_read_file(l->dirfd, "config.json", &text, &len, err) < 0 ||
         rrt_spec_parse(text, len, &l->spec, err) < 0)
       return rrt_error_wrap(err, "container \"%s\"", id);
   }
@@ -831,9 +855,12 @@ static int start_container(const struct rrt_global *g, const char *id, struct rr
 {
   struct loaded l;
   int ret = -1;
-  if (load_container(g, id, true, true, NULL, &l, err) == 0) {
+  if (load_container(g, id, true, true, NULL, false, &l, err) == 0) {
     const char *status = rrt_state_status(&l.st);
-    if (strcmp(status, "created") != 0)
+    if (strcmp(status, "running") == 0 || strcmp(status, "paused") == 0)
+      rrt_error_msgf(err, EALREADY, "container \"%s\" has been started already (it is %s)", id,
+                     status);
+    else if (strcmp(status, "created") != 0)
       rrt_error_msgf(err, EINVAL, "container \"%s\" is %s, not created: cannot start it", id,
                      status);
     else
@@ -1008,7 +1035,7 @@ int rrt_container_kill(const struct rrt_global *g, const char *id, int sig, bool
 {
   struct loaded l;
   int ret = -1;
-  if (load_container(g, id, false, false, NULL, &l, err) < 0)
+  if (load_container(g, id, false, false, NULL, false, &l, err) < 0)
     goto out;
   const char *status = rrt_state_status(&l.st);
   if (strcmp(status, "stopped") == 0 && all) {
@@ -1044,7 +1071,7 @@ static int delete_container(const struct rrt_global *g, const char *id, bool for
 {
   struct loaded l;
   int ret = -1;
-  if (load_container(g, id, true, true, known, &l, err) < 0) {
+  if (load_container(g, id, true, true, known, force, &l, err) < 0) {
     /* --force on a container that does not exist is not an error (runc). */
     if (force && err->errnum == ENOENT && rrt_state_validate_id(id, NULL) == 0) {
       rrt_error_clear(err);
@@ -1052,7 +1079,7 @@ static int delete_container(const struct rrt_global *g, const char *id, bool for
     }
     goto out;
   }
-  const char *status = rrt_state_status(&l.st);
+  const char *status = l.broken ? "broken" : rrt_state_status(&l.st);
   if (strcmp(status, "stopped") != 0 && !force) {
     rrt_error_msgf(err, EBUSY, "container \"%s\" is %s: stop it first or use delete --force", id,
                    status);
@@ -1070,15 +1097,23 @@ int rrt_container_delete(const struct rrt_global *g, const char *id, bool force,
   return delete_container(g, id, force, NULL, err);
 }
 
+/* A container still being created is "creating" (runtime.md); one whose create died or whose
+ * state.json is corrupt is an error saying so, and how to remove it. */
 int rrt_container_state(const struct rrt_global *g, const char *id, char **json,
                         struct rrt_error *err)
 {
-  struct loaded l;
-  int ret = -1;
-  if (load_container(g, id, false, false, NULL, &l, err) == 0) {
-    *json = rrt_state_oci_json(&l.st, NULL, true);
-    ret = 0;
-  }
-  loaded_free(&l);
+  cleanup_free char *root = NULL;
+  cleanup_free char *why = NULL;
+  struct rrt_state st;
+  const char *status = NULL;
+  if (rrt_state_root(g->root, false, &root, err) < 0 ||
+      rrt_state_inspect(root, id, &st, &status, &why, err) < 0)
+    return -1;
+  int ret = 0;
+  if (strcmp(status, "broken") == 0)
+    ret = rrt_error_msgf(err, EUCLEAN, "container \"%s\" is broken: %s", id, why);
+  else
+    *json = rrt_state_oci_json(&st, status, true);
+  rrt_state_free(&st);
   return ret;
 }

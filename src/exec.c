@@ -40,7 +40,7 @@ int rrt_live_load(const struct rrt_global *g, const char *id, bool exclusive, bo
     return rrt_error_wrap(err, "container \"%s\"", id);
   if (want_config) {
     size_t len = 0;
-    if (rrt_read_file_at(fd, "config.json", &l->config_text, &len, err) < 0 ||
+    if (rrt_state_read_file(fd, "config.json", &l->config_text, &len, err) < 0 ||
         rrt_spec_parse(l->config_text, len, &l->spec, err) < 0)
       return rrt_error_wrap(err, "container \"%s\"", id);
   }
@@ -489,7 +489,7 @@ static int prepare(const struct rrt_global *g, const struct rrt_exec_opts *o, st
     return -1;
   if (proc->terminal) {
     if (o->console_socket) {
-      r->console_fd = rrt_connect_unix(o->console_socket, "--console-socket", err);
+      r->console_fd = rrt_console_socket_connect(o->console_socket, err);
       if (r->console_fd < 0)
         return -1;
     } else {

@@ -15,6 +15,7 @@
 
 #include "rootlessrt/hooks.h"
 #include "rootlessrt/log.h"
+#include "rootlessrt/trust.h"
 #include "rootlessrt/util.h"
 
 /* How much of a failing hook's stderr ends up in the error message. */
@@ -467,6 +468,19 @@ static int run_one(const struct rrt_hook *hook, const char *prefix, const char *
   return hook_outcome(&run, hook, report_r, status, timed_out, err);
 }
 
+/* A hook another user can replace runs as the caller: said in the log, as runc and crun do not.
+ * createContainer and startContainer paths are the container's, resolved inside it. */
+static void warn_if_others_may_write(enum rrt_hook_kind kind, const char *prefix, const char *path)
+{
+  if (kind == RRT_HOOK_CREATE_CONTAINER || kind == RRT_HOOK_START_CONTAINER)
+    return;
+  cleanup_free char *who = rrt_trust_writable_by_others(path);
+  if (who)
+    rrt_warn("%s: %s is writable by someone other than you or root, who could change what runs "
+             "as you",
+             prefix, who);
+}
+
 int rrt_hooks_run(const struct rrt_spec *spec, enum rrt_hook_kind kind, const char *state_json,
                   struct rrt_error *err)
 {
@@ -510,6 +524,7 @@ int rrt_hooks_run(const struct rrt_spec *spec, enum rrt_hook_kind kind, const ch
     cleanup_free char *prefix = xasprintf("%s hook #%zu (%s)", kind_name, i, hook->path);
     struct rrt_error one = RRT_ERROR_INIT;
     rrt_debug("%s: running", prefix);
+    warn_if_others_may_write(kind, prefix, hook->path);
     if (run_one(hook, prefix, state_json, &poll_mask, &one) == 0 && !hooks_interrupted)
       continue;
     if (hooks_interrupted) {

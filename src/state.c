@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,23 +13,10 @@
 
 #include "rootlessrt/cgroup.h"
 #include "rootlessrt/spec.h"
+#include "rootlessrt/log.h"
 #include "rootlessrt/state.h"
+#include "rootlessrt/trust.h"
 #include "rootlessrt/util.h"
-
-static int ensure_private_dir(const char *path, struct rrt_error *err)
-{
-  if (mkdir(path, 0700) < 0 && errno != EEXIST)
-    return rrt_error_errno(err, "mkdir %s", path);
-  struct stat st;
-  if (lstat(path, &st) < 0)
-    return rrt_error_errno(err, "stat %s", path);
-  if (!S_ISDIR(st.st_mode))
-    return rrt_error_set(err, ENOTDIR, "state root %s", path);
-  if (st.st_uid != geteuid())
-    return rrt_error_msgf(err, EPERM, "state root %s is owned by uid %u, not by you (uid %u)", path,
-                          st.st_uid, geteuid());
-  return 0;
-}
 
 int rrt_state_root(const char *flag_root, bool create, char **out, struct rrt_error *err)
 {
@@ -58,8 +46,20 @@ int rrt_state_root(const char *flag_root, bool create, char **out, struct rrt_er
       }
       *p = '/';
     }
-    if (ensure_private_dir(path, err) < 0)
+    if (mkdir(path, 0700) < 0 && errno != EEXIST)
+      return rrt_error_errno(err, "mkdir %s", path);
+  }
+  /* Every verb, not only create: a root someone else made or can write is theirs to fill
+   * with containers whose pids, hooks and cgroups this user would then act on. */
+  struct rrt_error e = RRT_ERROR_INIT;
+  if (rrt_trust_root(path, "state root", &e) < 0) {
+    if (create || e.errnum != ENOENT) {
+      if (err)
+        rrt_error_move(err, &e);
+      rrt_error_clear(&e);
       return -1;
+    }
+    rrt_error_clear(&e); /* nothing there yet: no container exists */
   }
   *out = steal_ptr(&path);
   return 0;
@@ -115,7 +115,7 @@ int rrt_state_validate_id(const char *id, struct rrt_error *err)
   return 0;
 }
 
-static int lock_dir(int fd, bool exclusive, const char *id, struct rrt_error *err)
+static int lock_dir(int fd, bool exclusive, const char *id, bool *busy, struct rrt_error *err)
 {
   int r;
   do
@@ -126,33 +126,64 @@ static int lock_dir(int fd, bool exclusive, const char *id, struct rrt_error *er
    * for its container's state would wait for itself until its timeout.
    * state.json is replaced by rename, so an unlocked read is of one whole
    * version; "does not exist" is still checked below. */
-  if (r < 0 && !exclusive && errno == EWOULDBLOCK)
+  if (r < 0 && !exclusive && errno == EWOULDBLOCK) {
+    if (busy)
+      *busy = true;
     return 0;
+  }
   if (r < 0)
     return rrt_error_errno(err, "lock container \"%s\"", id);
   return 0;
 }
 
 /*
- * Spare state directories: up to SPARES emptied ones kept in ROOT/.spare/ by delete and taken
- * back by create, with a rename each way. A directory made and removed per container costs a
- * block allocated and freed every time; on a filesystem mounted with online discard (this
- * machine's ext4) the removal waits for the disk, a tenth to a third of a millisecond of every
- * `run`. The root is the caller's, mode 0700, so nobody else can put anything there.
+ * The runtime's private data (spare state directories, the seccomp cache) lives beside the
+ * root, in DIR/.NAME.private for a root DIR/NAME, not in it: the root is shared with runc and
+ * other tools under containerd, which take every directory in it for a container and warn
+ * about the rest. The same checks as for the root; one that fails them (another user's, or
+ * planted) is not used, and its optimisations are skipped.
+ */
+char *rrt_state_private_dir(const char *root, bool make)
+{
+  const char *slash = strrchr(root, '/');
+  const char *name = slash ? slash + 1 : root;
+  if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+    return NULL;
+  cleanup_free char *path = slash ? xasprintf("%.*s/.%s.private", (int)(slash - root), root, name)
+                                  : xasprintf(".%s.private", name);
+  if (make && mkdir(path, 0700) < 0 && errno != EEXIST)
+    return NULL;
+  struct rrt_error e = RRT_ERROR_INIT;
+  if (rrt_trust_root(path, "private directory", &e) < 0) {
+    if (e.errnum != ENOENT)
+      rrt_debug("%s: not used", rrt_error_msg(&e));
+    rrt_error_clear(&e);
+    return NULL;
+  }
+  return steal_ptr(&path);
+}
+
+/*
+ * Spare state directories: up to SPARES emptied ones kept in the private directory by delete
+ * and taken back by create, with a rename each way. A directory made and removed per container
+ * costs a block allocated and freed every time; on a filesystem mounted with online discard
+ * (this machine's ext4) the removal waits for the disk, a tenth to a third of a millisecond of
+ * every `run`. The private directory is the caller's, mode 0700, so nobody else can put
+ * anything there; another filesystem than the root's (EXDEV) means no spares.
  */
 #define SPARES 4
-#define SPARE_DIR ".spare"
 
-static int remove_tree_at(int parent, const char *name, bool park, struct rrt_error *err);
+static int remove_tree_at(int parent, const char *name, bool park, const char *root,
+                          struct rrt_error *err);
 
-static bool park_dir(int rootfd, const char *name)
+static bool park_dir(int rootfd, const char *name, const char *root)
 {
-  if (mkdirat(rootfd, SPARE_DIR, 0700) < 0 && errno != EEXIST)
+  cleanup_free char *priv = rrt_state_private_dir(root, true);
+  if (!priv)
     return false;
   for (int k = 0; k < SPARES; k++) {
-    char spare[32];
-    snprintf(spare, sizeof(spare), SPARE_DIR "/%d", k);
-    if (renameat2(rootfd, name, rootfd, spare, RENAME_NOREPLACE) == 0)
+    cleanup_free char *spare = xasprintf("%s/spare-%d", priv, k);
+    if (renameat2(rootfd, name, AT_FDCWD, spare, RENAME_NOREPLACE) == 0)
       return true;
     if (errno != EEXIST)
       return false;
@@ -161,12 +192,14 @@ static bool park_dir(int rootfd, const char *name)
 }
 
 /* A spare renamed to id: 0; none left: 1; id exists: -1 with errno EEXIST. */
-static int take_spare(int rootfd, const char *id)
+static int take_spare(int rootfd, const char *id, const char *root)
 {
+  cleanup_free char *priv = rrt_state_private_dir(root, false);
+  if (!priv)
+    return 1;
   for (int k = 0; k < SPARES; k++) {
-    char spare[32];
-    snprintf(spare, sizeof(spare), SPARE_DIR "/%d", k);
-    if (renameat2(rootfd, spare, rootfd, id, RENAME_NOREPLACE) == 0)
+    cleanup_free char *spare = xasprintf("%s/spare-%d", priv, k);
+    if (renameat2(AT_FDCWD, spare, rootfd, id, RENAME_NOREPLACE) == 0)
       return 0;
     if (errno == EEXIST)
       return -1;
@@ -197,7 +230,7 @@ int rrt_state_create_dir(const char *root, const char *id, int *dirfd, struct rr
   cleanup_close int rootfd = open(root, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (rootfd < 0)
     return rrt_error_errno(err, "open state root %s", root);
-  int spare = take_spare(rootfd, id);
+  int spare = take_spare(rootfd, id, root);
   if (spare < 0)
     return rrt_error_msgf(err, EEXIST, "container \"%s\" already exists", id);
   if (spare > 0 && mkdirat(rootfd, id, 0700) < 0) {
@@ -211,20 +244,22 @@ int rrt_state_create_dir(const char *root, const char *id, int *dirfd, struct rr
   if (spare == 0 && !dir_is_empty(fd)) {
     /* Not what delete leaves: out of the way, and a new one. */
     close(steal_fd(&fd));
-    if (remove_tree_at(rootfd, id, false, err) < 0 || mkdirat(rootfd, id, 0700) < 0)
+    if (remove_tree_at(rootfd, id, false, root, err) < 0 || mkdirat(rootfd, id, 0700) < 0)
       return rrt_error_errno(err, "mkdir %s/%s", root, id);
     fd = openat(rootfd, id, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
       return rrt_error_errno(err, "open %s/%s", root, id);
   }
-  if (lock_dir(fd, true, id, err) < 0)
+  if (lock_dir(fd, true, id, NULL, err) < 0)
     return -1;
   *dirfd = steal_fd(&fd);
   return 0;
 }
 
-int rrt_state_open(const char *root, const char *id, bool exclusive, int *dirfd,
-                   struct rrt_error *err)
+/* ROOT/ID opened and locked (see lock_dir; *busy: a shared lock was not to be had, another
+ * runtime holds it exclusively), and checked: a real directory of the caller's. */
+static int open_entry(const char *root, const char *id, bool exclusive, int *dirfd, bool *busy,
+                      struct rrt_error *err)
 {
   if (rrt_state_validate_id(id, err) < 0)
     return -1;
@@ -233,22 +268,135 @@ int rrt_state_open(const char *root, const char *id, bool exclusive, int *dirfd,
   if (fd < 0) {
     if (errno == ENOENT)
       return rrt_error_msgf(err, ENOENT, "container \"%s\" does not exist", id);
+    struct stat lst;
+    if (errno == ELOOP || errno == ENOTDIR)
+      return rrt_error_msgf(
+          err, EPERM, "%s is %s, not a container directory: refusing it; remove it (rm %s)", path,
+          lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) ? "a symbolic link" : "not a directory",
+          path);
     return rrt_error_errno(err, "open %s", path);
   }
-  if (lock_dir(fd, exclusive, id, err) < 0)
-    return -1;
-  /* Deleted while we waited for the lock. */
   struct stat st;
-  if (fstat(fd, &st) < 0 || st.st_nlink == 0)
-    return rrt_error_msgf(err, ENOENT, "container \"%s\" does not exist", id);
-  if (faccessat(fd, "state.json", F_OK, 0) < 0 && errno == ENOENT)
+  if (fstat(fd, &st) < 0)
+    return rrt_error_errno(err, "stat %s", path);
+  if (rrt_trust_stat(&st, S_IFDIR, path, err) < 0)
+    return -1;
+  if (lock_dir(fd, exclusive, id, busy, err) < 0)
+    return -1;
+  /* Deleted (or parked as a spare) while we waited for the lock. */
+  struct stat now;
+  if (fstat(fd, &st) < 0 || st.st_nlink == 0 || stat(path, &now) < 0 || now.st_ino != st.st_ino ||
+      now.st_dev != st.st_dev)
     return rrt_error_msgf(err, ENOENT, "container \"%s\" does not exist", id);
   *dirfd = steal_fd(&fd);
   return 0;
 }
 
+int rrt_state_open(const char *root, const char *id, bool exclusive, int *dirfd,
+                   struct rrt_error *err)
+{
+  return open_entry(root, id, exclusive, dirfd, NULL, err);
+}
+
+int rrt_state_read_file(int dirfd, const char *name, char **out, size_t *len, struct rrt_error *err)
+{
+  cleanup_close int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0 && errno == ELOOP)
+    return rrt_error_msgf(err, EPERM, "%s is a symbolic link: refusing it", name);
+  if (fd < 0)
+    return rrt_error_errno(err, "%s", name);
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return rrt_error_errno(err, "%s", name);
+  if (rrt_trust_stat(&st, S_IFREG, name, err) < 0)
+    return -1;
+  if (rrt_read_fd(fd, out, len, err) < 0)
+    return rrt_error_wrap(err, "%s", name);
+  return 0;
+}
+
+/*
+ * The first record of a container, made as soon as its directory exists, before state.json:
+ * a symlink "init" whose target is init's "PID STARTTIME" (atomic, and on ext4 kept in the
+ * inode: no data block to discard at delete). Whatever instant create dies at, delete --force
+ * finds init through it, as it does when state.json is corrupt. A cgroup gets one too.
+ */
+int rrt_state_record_init(int dirfd, pid_t pid, unsigned long long start, struct rrt_error *err)
+{
+  char target[64];
+  snprintf(target, sizeof(target), "%d %llu", pid, start);
+  if (symlinkat(target, dirfd, "init") < 0 && errno != EEXIST)
+    return rrt_error_errno(err, "write state: init");
+  return 0;
+}
+
+int rrt_state_record_cgroup(int dirfd, const char *path, struct rrt_error *err)
+{
+  if (path && symlinkat(path, dirfd, "cgroup") < 0 && errno != EEXIST)
+    return rrt_error_errno(err, "write state: cgroup");
+  return 0;
+}
+
+/* A record's target, when it is a symlink of ours. */
+static char *read_record(int dirfd, const char *name)
+{
+  struct stat st;
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode) ||
+      st.st_uid != geteuid())
+    return NULL;
+  char buf[PATH_MAX];
+  ssize_t n = readlinkat(dirfd, name, buf, sizeof(buf) - 1);
+  if (n <= 0)
+    return NULL;
+  buf[n] = '\0';
+  return xstrdup(buf);
+}
+
+void rrt_state_from_records(int dirfd, const char *id, struct rrt_state *st)
+{
+  rrt_state_free(st);
+  st->id = xstrdup(id);
+  st->owner = geteuid();
+  cleanup_free char *init = read_record(dirfd, "init");
+  int pid = 0;
+  unsigned long long start = 0;
+  if (init && sscanf(init, "%d %llu", &pid, &start) == 2 && pid > 0) {
+    st->pid = pid;
+    st->pid_start = start;
+  }
+  char *cg = read_record(dirfd, "cgroup");
+  if (cg && cg[0] == '/')
+    st->cgroup = cg;
+  else
+    free(cg);
+}
+
+int rrt_state_inspect(const char *root, const char *id, struct rrt_state *st, const char **status,
+                      char **why, struct rrt_error *err)
+{
+  memset(st, 0, sizeof(*st));
+  *why = NULL;
+  bool busy = false;
+  cleanup_close int fd = -1;
+  if (open_entry(root, id, false, &fd, &busy, err) < 0)
+    return -1;
+  struct rrt_error e = RRT_ERROR_INIT;
+  if (rrt_state_read(fd, st, &e) == 0) {
+    *status = rrt_state_status(st);
+    return 0;
+  }
+  rrt_state_from_records(fd, id, st);
+  bool missing = e.errnum == ENODATA;
+  /* No state.json while create holds the lock: it is still being made. */
+  *status = missing && busy ? "creating" : "broken";
+  *why = steal_ptr(&e.msg);
+  rrt_error_clear(&e);
+  return 0;
+}
+
 /* park: the emptied top directory may be kept as a spare (see park_dir) instead of removed. */
-static int remove_tree_at(int parent, const char *name, bool park, struct rrt_error *err)
+static int remove_tree_at(int parent, const char *name, bool park, const char *root,
+                          struct rrt_error *err)
 {
   cleanup_close int fd = openat(parent, name, O_DIRECTORY | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
@@ -273,7 +421,7 @@ static int remove_tree_at(int parent, const char *name, bool park, struct rrt_er
     /* A file (state.json, the start socket...) needs no look inside. */
     if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN && unlinkat(dirfd(d), de->d_name, 0) == 0)
       continue;
-    if (remove_tree_at(dirfd(d), de->d_name, false, err) < 0) {
+    if (remove_tree_at(dirfd(d), de->d_name, false, NULL, err) < 0) {
       ret = -1;
       break;
     }
@@ -281,7 +429,7 @@ static int remove_tree_at(int parent, const char *name, bool park, struct rrt_er
   closedir(d);
   if (ret < 0)
     return ret;
-  if (park && park_dir(parent, name))
+  if (park && park_dir(parent, name, root))
     return 0;
   if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
     return rrt_error_errno(err, "rmdir %s", name);
@@ -293,7 +441,7 @@ int rrt_state_remove(const char *root, const char *id, struct rrt_error *err)
   cleanup_close int rootfd = open(root, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
   if (rootfd < 0)
     return rrt_error_errno(err, "open state root %s", root);
-  if (remove_tree_at(rootfd, id, true, err) < 0)
+  if (remove_tree_at(rootfd, id, true, root, err) < 0)
     return rrt_error_wrap(err, "remove state of \"%s\"", id);
   return 0;
 }
@@ -312,6 +460,7 @@ int rrt_state_write(int dirfd, const struct rrt_state *st, struct rrt_error *err
   add_str(o, "rootfs", st->rootfs);
   json_object_object_add(o, "pid", json_object_new_int64(st->pid));
   json_object_object_add(o, "pidStart", json_object_new_uint64(st->pid_start));
+  add_str(o, "initComm", st->init_comm);
   add_str(o, "created", st->created);
   json_object_object_add(o, "owner", json_object_new_int64(st->owner));
   json_object_object_add(o, "netHelper", json_object_new_int64(st->net_helper));
@@ -378,12 +527,26 @@ int rrt_state_read(int dirfd, struct rrt_state *st, struct rrt_error *err)
 {
   cleanup_free char *buf = NULL;
   memset(st, 0, sizeof(*st));
-  if (rrt_read_file_at(dirfd, "state.json", &buf, NULL, err) < 0)
+  struct rrt_error e = RRT_ERROR_INIT;
+  if (rrt_state_read_file(dirfd, "state.json", &buf, NULL, &e) < 0) {
+    if (e.errnum == ENOENT) {
+      rrt_error_clear(&e);
+      return rrt_error_msgf(err, ENODATA,
+                            "state.json is missing (create did not finish): `delete --force` "
+                            "removes what is left");
+    }
+    if (err)
+      rrt_error_move(err, &e);
+    rrt_error_clear(&e);
     return -1;
+  }
   json_object *o = json_tokener_parse(buf);
   if (!o || !json_object_is_type(o, json_type_object)) {
     json_object_put(o);
-    return rrt_error_msgf(err, EINVAL, "state.json: corrupt");
+    return rrt_error_msgf(err, EUCLEAN,
+                          "state.json is corrupt (%zu bytes, not a JSON object): `delete "
+                          "--force` removes the container",
+                          strlen(buf));
   }
   st->id = get_str(o, "id");
   st->bundle = get_str(o, "bundle");
@@ -392,6 +555,7 @@ int rrt_state_read(int dirfd, struct rrt_state *st, struct rrt_error *err)
   json_object *v;
   if (json_object_object_get_ex(o, "pidStart", &v))
     st->pid_start = json_object_get_uint64(v);
+  st->init_comm = get_str(o, "initComm");
   st->started = faccessat(dirfd, "started", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
   st->created = get_str(o, "created");
   st->owner = (uid_t)get_int(o, "owner");
@@ -404,6 +568,12 @@ int rrt_state_read(int dirfd, struct rrt_state *st, struct rrt_error *err)
   if (json_object_object_get_ex(o, "annotations", &v))
     st->annotations_json = xstrdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
   json_object_put(o);
+  if (!st->id || st->pid <= 0) {
+    rrt_state_free(st);
+    return rrt_error_msgf(err, EUCLEAN,
+                          "state.json is corrupt (no id or pid): `delete --force` removes the "
+                          "container");
+  }
   return 0;
 }
 
@@ -416,13 +586,16 @@ void rrt_state_free(struct rrt_state *st)
   free(st->cgroup);
   free(st->cgroups_json);
   free(st->annotations_json);
+  free(st->init_comm);
   memset(st, 0, sizeof(*st));
 }
 
-unsigned long long rrt_proc_start_time(pid_t pid)
+unsigned long long rrt_proc_stat(pid_t pid, char *comm, size_t comm_len)
 {
   char path[64];
   char buf[1024];
+  if (comm && comm_len)
+    comm[0] = '\0';
   snprintf(path, sizeof(path), "/proc/%d/stat", pid);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -433,9 +606,12 @@ unsigned long long rrt_proc_start_time(pid_t pid)
     return 0;
   buf[n] = '\0';
   /* comm may hold spaces and parentheses: fields start after the last ')'. */
+  char *open_paren = strchr(buf, '(');
   char *p = strrchr(buf, ')');
-  if (!p || p[1] != ' ')
+  if (!open_paren || !p || p < open_paren || p[1] != ' ')
     return 0;
+  if (comm && comm_len)
+    snprintf(comm, comm_len, "%.*s", (int)(p - open_paren - 1), open_paren + 1);
   p += 2;
   char state = *p;
   if (state == 'Z' || state == 'X')
@@ -448,6 +624,11 @@ unsigned long long rrt_proc_start_time(pid_t pid)
     p++;
   }
   return strtoull(p, NULL, 10);
+}
+
+unsigned long long rrt_proc_start_time(pid_t pid)
+{
+  return rrt_proc_stat(pid, NULL, 0);
 }
 
 bool rrt_proc_same(pid_t pid, unsigned long long start)
@@ -469,13 +650,24 @@ static bool cgroup_frozen(const struct rrt_state *st)
   return r;
 }
 
+/*
+ * Running once init has exec'd the program: start marks it (the "started" file), but a start
+ * killed between the execve and that mark leaves no mark, so the exec is also read off init
+ * itself: until it, init is a fork of the runtime with the runtime's command name (recorded at
+ * create); execve gives it the program's.
+ */
 const char *rrt_state_status(const struct rrt_state *st)
 {
-  if (!rrt_proc_same(st->pid, st->pid_start))
+  if (st->pid <= 0)
+    return "stopped";
+  char comm[64];
+  unsigned long long now = rrt_proc_stat(st->pid, comm, sizeof(comm));
+  if (now == 0 || now != st->pid_start)
     return "stopped";
   if (cgroup_frozen(st))
     return "paused";
-  return st->started ? "running" : "created";
+  bool exec_done = st->init_comm && *st->init_comm && strcmp(comm, st->init_comm) != 0;
+  return st->started || exec_done ? "running" : "created";
 }
 
 char *rrt_state_oci_json(const struct rrt_state *st, const char *status, bool pretty)

@@ -12,6 +12,7 @@
 
 #include "rootlessrt/init.h"
 #include "rootlessrt/terminal_proxy.h"
+#include "rootlessrt/trust.h"
 #include "rootlessrt/util.h"
 
 /* A pty from /dev/ptmx of the current mount namespace (the container's
@@ -98,4 +99,14 @@ int rrt_terminal_setup(const struct rrt_process *proc, int console_fd, struct rr
       return rrt_error_errno(err, "bind %s onto /dev/console", name);
   }
   return pty_hand_over(master, slave, name, console_fd, err);
+}
+
+int rrt_console_socket_connect(const char *path, struct rrt_error *err)
+{
+  cleanup_close int fd = rrt_connect_unix(path, "--console-socket", err);
+  if (fd < 0)
+    return -1;
+  if (rrt_trust_peer(fd, "--console-socket", path, err) < 0)
+    return -1;
+  return steal_fd(&fd);
 }

@@ -142,6 +142,8 @@ run_as_user() {
   # (RRT_SHARED_TOOLS names them elsewhere).
   local sd_user=${RRT_SHARED_TOOLS:-$repo/../shared/tools}/systemd-user.sh
   [ -x "$sd_user" ] && envs+=(RRT_SYSTEMD_USER="$(readlink -f "$sd_user")" RRT_TEST_USER="$test_user")
+  [ -n "${T_SETUP_DIR:-}" ] && envs+=(RRT_ROOT_SETUP="$T_SETUP_DIR")
+  [ -n "${T_SETUP_SKIP:-}" ] && envs+=(RRT_ROOT_SETUP_SKIP="$T_SETUP_SKIP")
   [ -n "${ASAN_OPTIONS:-}" ] && envs+=(ASAN_OPTIONS="$ASAN_OPTIONS")
   [ -n "${UBSAN_OPTIONS:-}" ] && envs+=(UBSAN_OPTIONS="$UBSAN_OPTIONS")
   local -a pre=()
@@ -211,9 +213,22 @@ for t in "${tests[@]}"; do
   root=$work/root/$name
   mkdir -m 0700 "$root"
   [ "$mode" = root ] && ! as_root "$t" && chown "$uid:$gid" "$root"
+  # A test that needs something only root can make (a second user: t-trust) has a script in
+  # root-setup/ run around it, as root; the test finds what it made in $RRT_ROOT_SETUP.
+  setup=$(dirname "$t")/root-setup/$name.sh
+  T_SETUP_DIR="" T_SETUP_SKIP=""
+  if [ "$mode" = root ] && [ -f "$setup" ]; then
+    T_SETUP_DIR=$(mktemp -d "$work/setup.XXXXXX") && chmod 0755 "$T_SETUP_DIR"
+    if ! bash "$setup" setup "$T_SETUP_DIR" "$uid" "$gid" >"$work/logs/$name.setup" 2>&1; then
+      T_SETUP_SKIP="root-setup/$name.sh failed: $(tail -n 1 "$work/logs/$name.setup")"
+    fi
+  fi
   start=$SECONDS
   run_as_user "$log" "$errlog" "$root" "$t"
   status=$?
+  if [ -n "$T_SETUP_DIR" ]; then
+    bash "$setup" teardown "$T_SETUP_DIR" "$uid" "$gid" >>"$work/logs/$name.setup" 2>&1
+  fi
   [ "${RRT_VERBOSE:-0}" = 1 ] && sed "s|^|$name: |" "$log"
 
   p=0 f=0 s=0 n=0 plan="" cur_fail=0 bailed=0

@@ -42,4 +42,8 @@ int rrt_send_fd(int sock, int fd, const char *name, struct rrt_error *err);
  * stdio of the calling process (which becomes a session leader). */
 int rrt_pty_for_exec(const struct rrt_process *proc, int console_fd, struct rrt_error *err);
 
+/* Connects to a --console-socket and checks who listens there: the caller or root only, since
+ * whoever it is receives the container's terminal. */
+int rrt_console_socket_connect(const char *path, struct rrt_error *err);
+
 #endif

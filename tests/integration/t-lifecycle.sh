@@ -164,17 +164,23 @@ is "$(tr -s ' \t' ' ' <<<"$out")" "SigBlk: 0000000000000000"$'\n'"SigIgn: 000000
   "the container's process has no ignored and no blocked signal"
 nothing_left "$id" "$b"
 
-# Spare state directories: delete parks the emptied one in ROOT/.spare, create takes it back.
+# Spare state directories: delete parks the emptied one in the private directory beside the
+# root (DIR/.NAME.private), create takes it back. Nothing of the runtime's own is in the root,
+# which runc and others sharing it would take for containers.
 b=$(mkbundle spare true)
 id=$(new_id spare)
+priv=$(dirname "$RRT_ROOT")/.$(basename "$RRT_ROOT").private
 run rrt run -b "$b" "$id"
 is "$rc" 0 "run (a state directory to park)"
-ok "after delete, an empty spare state directory waits in the root" \
-  bash -c '[ -d "$1/.spare/0" ] && [ -z "$(ls -A "$1/.spare/0")" ]' sh "$RRT_ROOT"
+ok "after delete, an empty spare state directory waits beside the root" \
+  bash -c '[ -d "$1/spare-0" ] && [ -z "$(ls -A "$1/spare-0")" ]' sh "$priv"
 ok "and the container's own is gone" test ! -e "$RRT_ROOT/$id"
+is "$(find "$RRT_ROOT" -mindepth 1 -maxdepth 1 -name '.*')" "" \
+  "the root holds no private directory (.spare, .seccomp-cache) of the runtime's"
+is "$(stat -c %a "$priv")" 700 "the private directory is the caller's alone (0700)"
 run rrt list -q
 is "$out" "" "list does not show the spare"
-echo stale >"$RRT_ROOT/.spare/0/stale"
+echo stale >"$priv/spare-0/stale"
 id=$(new_id spare2)
 rrt create -b "$b" "$id" >/dev/null 2>&1
 is "$?" 0 "create with a spare that is not empty"
@@ -182,7 +188,7 @@ ok "gets a clean state directory (the stale file is not in it)" test ! -e "$RRT_
 run rrt create -b "$b" "$id"
 like "$rc:$err" '^1:.*already exists' "a duplicate id is still refused with spares about"
 rrt delete -f "$id" >/dev/null 2>&1
-n=$(find "$RRT_ROOT/.spare" -mindepth 1 -maxdepth 1 | wc -l)
+n=$(find "$priv" -mindepth 1 -maxdepth 1 -name 'spare-*' | wc -l)
 ok "spares stay few ($n)" test "$n" -le 4
 nothing_left "$id" "$b"
 
