@@ -154,7 +154,7 @@ char *rrt_state_private_dir(const char *root, bool make)
   if (make && mkdir(path, 0700) < 0 && errno != EEXIST)
     return NULL;
   struct rrt_error e = RRT_ERROR_INIT;
-  if (rrt_trust_root(path, "private directory", &e) < 0) {
+  if (rrt_trust_dir(path, "private directory", &e) < 0) {
     if (e.errnum != ENOENT)
       rrt_debug("%s: not used", rrt_error_msg(&e));
     rrt_error_clear(&e);

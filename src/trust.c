@@ -95,6 +95,13 @@ static int check_above(const char *path, const char *what, struct rrt_error *err
 
 int rrt_trust_root(const char *path, const char *what, struct rrt_error *err)
 {
+  if (rrt_trust_dir(path, what, err) < 0)
+    return -1;
+  return check_above(path, what, err);
+}
+
+int rrt_trust_dir(const char *path, const char *what, struct rrt_error *err)
+{
   struct stat st;
   if (lstat(path, &st) < 0)
     return rrt_error_errno(err, "%s %s", what, path);
@@ -124,7 +131,7 @@ int rrt_trust_root(const char *path, const char *what, struct rrt_error *err)
                           "%s %s is writable by others (mode %04o): anyone who can write it "
                           "could plant containers in it; make it private (chmod go-w %s)",
                           what, path, st.st_mode & 07777, path);
-  return check_above(path, what, err);
+  return 0;
 }
 
 int rrt_trust_stat(const struct stat *st, mode_t type, const char *shown, struct rrt_error *err)

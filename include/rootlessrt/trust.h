@@ -16,6 +16,8 @@
  * not exist is errnum ENOENT.
  */
 int rrt_trust_root(const char *path, const char *what, struct rrt_error *err);
+/* The same without the directories above (a sibling of a root checked already). */
+int rrt_trust_dir(const char *path, const char *what, struct rrt_error *err);
 
 /* An entry of the root as fstat saw it: of the type asked for (S_IFDIR, S_IFREG), the
  * caller's, and writable by no one else. shown names it in the error. */

@@ -343,7 +343,8 @@ failed_run "an unknown comparison" 'linux\.seccomp.*SCMP_CMP_NOPE' \
 
 # The cache directory is the runtime's choice; look for the compiled filters wherever it may be.
 cache_files() {
-  find "$RRT_ROOT" "${XDG_CACHE_HOME:-$HOME/.cache}/rootlessrt" "${XDG_RUNTIME_DIR:-/nonexistent}" \
+  find "$RRT_ROOT" "$(dirname "$RRT_ROOT")/.$(basename "$RRT_ROOT").private" \
+    "${XDG_CACHE_HOME:-$HOME/.cache}/rootlessrt" "${XDG_RUNTIME_DIR:-/nonexistent}" \
     -name '*.bpf' -type f 2>/dev/null | sort
 }
 before=$(cache_files)
