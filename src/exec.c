@@ -481,7 +481,8 @@ static int prepare(const struct rrt_global *g, const struct rrt_exec_opts *o, st
   /* Compiled here, from the cache create filled: the container's mount
    * namespace has neither the cache nor the listenerPath. */
   const struct rrt_seccomp *sc = r->l.spec->lnx.seccomp;
-  cleanup_free char *cache = xasprintf("%s/.seccomp-cache", r->l.root);
+  cleanup_free char *priv = sc ? rrt_state_private_dir(r->l.root, false) : NULL;
+  cleanup_free char *cache = priv ? xasprintf("%s/seccomp-cache", priv) : NULL;
   if (sc && rrt_seccomp_compile(sc, cache, &r->filter, err) < 0)
     return rrt_error_wrap(err, "exec: linux.seccomp");
   r->state_json = rrt_state_oci_json(&r->l.st, NULL, false);

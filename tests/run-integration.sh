@@ -211,6 +211,12 @@ for t in "${tests[@]}"; do
   log=$work/logs/$name.tap
   errlog=$work/logs/$name.stderr
   root=$work/root/$name
+  # A file run as root gets a state root of root's: one under the test user's directory is
+  # refused, since that user could replace it.
+  if [ "$mode" = root ] && as_root "$t"; then
+    mkdir -p -m 0700 "$work/root-as-root"
+    root=$work/root-as-root/$name
+  fi
   mkdir -m 0700 "$root"
   [ "$mode" = root ] && ! as_root "$t" && chown "$uid:$gid" "$root"
   # A test that needs something only root can make (a second user: t-trust) has a script in
