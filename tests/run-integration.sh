@@ -214,7 +214,7 @@ for t in "${tests[@]}"; do
   # A file run as root gets a state root of root's: one under the test user's directory is
   # refused, since that user could replace it.
   if [ "$mode" = root ] && as_root "$t"; then
-    mkdir -p -m 0700 "$work/root-as-root"
+    [ -d "$work/root-as-root" ] || mkdir -m 0700 "$work/root-as-root"
     root=$work/root-as-root/$name
   fi
   mkdir -m 0700 "$root"
