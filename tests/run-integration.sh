@@ -132,11 +132,16 @@ as_root() { grep -qx '# rrt-test-as: root' "$1"; }
 # run_as_user LOG ERRLOG ROOT TEST: one test file, as the test user (or as root, see as_root),
 # bounded in time.
 run_as_user() {
-  local log=$1 errlog=$2 root=$3 t=$4
+  local log=$1 errlog=$2 root=$3 t=$4 tmp=$work/tmp
+  # As root, a TMPDIR of root's: a --root under the test user's directory would be refused.
+  if [ "$mode" = root ] && as_root "$t"; then
+    tmp=$work/tmp-root
+    [ -d "$tmp" ] || mkdir -m 0755 "$tmp"
+  fi
   local -a envs=(
     PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8
     RRT="$rrt_bin" PROBE="$work/bin/rrt-probe" TESTS_DIR="$work/tests" SPEC_DIR="$work/spec"
-    RRT_ROOT="$root" TMPDIR="$work/tmp" RRT_ASAN="${RRT_ASAN:-0}"
+    RRT_ROOT="$root" TMPDIR="$tmp" RRT_ASAN="${RRT_ASAN:-0}"
   )
   # t-systemd.sh: a real systemd user manager, when the shared tools are beside the repository
   # (RRT_SHARED_TOOLS names them elsewhere).
@@ -163,7 +168,7 @@ run_as_user() {
     fi
     pre+=(setpriv "--reuid=$uid" "--regid=$gid" --init-groups --reset-env)
   fi
-  (cd "$work/tmp" && timeout -k 10 "$test_timeout" "${pre[@]}" \
+  (cd "$tmp" && timeout -k 10 "$test_timeout" "${pre[@]}" \
     env -u XDG_RUNTIME_DIR "${envs[@]}" bash "$t" >"$log" 2>"$errlog" </dev/null)
 }
 
