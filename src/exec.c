@@ -70,8 +70,30 @@ static bool same_ns(pid_t pid, const char *name)
   return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
 }
 
-/* A container sharing our pid namespace: its processes are init's
- * descendants (a scan by pid namespace would take every process we see). */
+/* init is pid 1 of its pid namespace (the last NSpid field): the namespace is the container's
+ * own, not one it joined by path and shares with others. */
+static bool owns_pid_ns(pid_t pid)
+{
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/status", pid);
+  cleanup_free char *text = NULL;
+  if (rrt_read_file(path, &text, NULL, NULL) < 0)
+    return true;
+  const char *line = strstr(text, "\nNSpid:");
+  if (!line)
+    return true;
+  const char *end = strchr(line + 1, '\n');
+  const char *last = end ? end : line + strlen(line);
+  while (last > line && (last[-1] == ' ' || last[-1] == '\t'))
+    last--;
+  const char *start = last;
+  while (start > line && start[-1] >= '0' && start[-1] <= '9')
+    start--;
+  return last - start == 1 && *start == '1';
+}
+
+/* A container sharing our pid namespace, or one it joined by path: its processes are init's
+ * descendants (a scan by pid namespace would take every process of the others too). */
 static int descendants(pid_t init, pid_t **pids, size_t *n, struct rrt_error *err)
 {
   DIR *d = opendir("/proc");
@@ -134,7 +156,7 @@ int rrt_live_pids(const struct rrt_state *st, pid_t **pids, size_t *n, struct rr
       }
     return 0;
   }
-  if (same_ns(init, "pid"))
+  if (same_ns(init, "pid") || !owns_pid_ns(init))
     return descendants(init, pids, n, err);
   return rrt_container_pids(init, pids, n, err);
 }

@@ -28,6 +28,26 @@ like "$(sed -n 2p <<<"$out")" '^[2-9]$' "pid namespace by path: the container's 
 like "$(sed -n 3p <<<"$out")" '^[2-4]$' "pid namespace by path: its /proc shows that namespace's processes only"
 unlike "$err" 'binding the host /proc' "pid namespace by path: no host /proc fallback"
 nothing_left "$id_b" "$b_b"
+
+# Sharing A's pid namespace does not make A's processes B's: ps and kill --all of B leave A alone.
+b_c=$(mkbundle pidns-c rrt-probe sleep 100)
+cfg "$b_c" '.linux.namespaces |= map(select(.type != "user" and .type != "pid")) +
+  [{type: "user", path: "/proc/\($p)/ns/user"}, {type: "pid", path: "/proc/\($p)/ns/pid"}] |
+  del(.linux.uidMappings, .linux.gidMappings)' --arg p "$pid_a" || bail_out "cannot edit $b_c/config.json"
+id_c=$(new_id pidns-c)
+run rrt run -d -b "$b_c" "$id_c"
+is "$rc" 0 "pid namespace by path: a joining container runs detached"
+pid_c=$(state_field "$id_c" .pid)
+run rrt ps "$id_c"
+unlike "$out" "(^|[^0-9])$pid_a([^0-9]|$)" "pid namespace by path: ps of the joiner does not list the other container's process"
+run rrt kill --all "$id_c" KILL
+wait_status "$id_c" stopped 10
+is "$(status_of "$id_c")" stopped "pid namespace by path: kill --all stops the joiner"
+# Its state would still say running for a killed but unreaped (zombie) init: ask /proc.
+is "$(awk '{print $3}' "/proc/$pid_a/stat" 2>&1)" S "pid namespace by path: and leaves the other container's process alive"
+[ -n "$pid_c" ] || diag "no pid for $id_c"
+rrt delete -f "$id_c" >/dev/null 2>&1
+nothing_left "$id_c" "$b_c"
 rrt delete -f "$id_a" >/dev/null 2>&1
 nothing_left "$id_a" "$b_a"
 
