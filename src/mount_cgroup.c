@@ -2,9 +2,12 @@
  * hierarchies under a bind of /sys. Every one is read-only unless the config says "rw" (a v1
  * or hybrid host's freezer root or release_agent must not be writable), and a container with
  * a cgroup namespace sees its own cgroup as the root, never the host's tree. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -54,11 +57,111 @@ static int bind_host_tree(int rootfd, const char *dest, unsigned long flags, str
   return 0;
 }
 
+/* "rw,memory" -> "memory": the superblock options of a v1 hierarchy, less the access mode. */
+static char *v1_options(const char *super)
+{
+  cleanup_free char *copy = xstrdup(super);
+  char *out = xzalloc(strlen(super) + 1);
+  char *save = NULL;
+  for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (strcmp(t, "rw") == 0 || strcmp(t, "ro") == 0)
+      continue;
+    if (*out)
+      strcat(out, ",");
+    strcat(out, t);
+  }
+  return out;
+}
+
+/* Each hierarchy the host mounts at /sys/fs/cgroup/NAME, mounted anew under dest: in a cgroup
+ * namespace its root is the container's own cgroup of that hierarchy. */
+static int mount_each_hierarchy(int rootfd, const char *dest, unsigned long flags,
+                                struct rrt_error *err)
+{
+  cleanup_fclose FILE *f = fopen("/proc/self/mountinfo", "re");
+  if (!f)
+    return rrt_error_errno(err, "open /proc/self/mountinfo");
+  cleanup_free char *line = NULL;
+  size_t cap = 0;
+  while (getline(&line, &cap, f) > 0) {
+    char point[512], type[64], super[512];
+    const char *sep = strstr(line, " - ");
+    if (!sep || sscanf(line, "%*s %*s %*s %*s %511s", point) != 1 ||
+        sscanf(sep + 3, "%63s %*s %511s", type, super) != 2)
+      continue;
+    const char *name = point + strlen("/sys/fs/cgroup/");
+    if (strncmp(point, "/sys/fs/cgroup/", strlen("/sys/fs/cgroup/")) != 0 || !*name ||
+        strpbrk(name, "/\\") || (strcmp(type, "cgroup") != 0 && strcmp(type, "cgroup2") != 0))
+      continue;
+    cleanup_free char *target = xasprintf("%s/%s", dest, name);
+    cleanup_free char *data = strcmp(type, "cgroup") == 0 ? v1_options(super) : NULL;
+    if (rrt_fs_mount(rootfd, target, "cgroup", type, flags, data, err) < 0)
+      return rrt_error_wrap(err, "%s (%s)", target, type);
+  }
+  return 0;
+}
+
+/* The host's symlinks beside its hierarchies ("cpu" -> "cpu,cpuacct"). */
+static int copy_links(int into, struct rrt_error *err)
+{
+  DIR *d = opendir("/sys/fs/cgroup");
+  if (!d)
+    return rrt_error_errno(err, "open /sys/fs/cgroup");
+  struct dirent *de;
+  int r = 0;
+  while (r == 0 && (de = readdir(d))) {
+    char target[256];
+    ssize_t n;
+    if (de->d_type != DT_LNK ||
+        (n = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1)) < 0)
+      continue;
+    target[n] = '\0';
+    if (symlinkat(target, into, de->d_name) < 0 && errno != EEXIST)
+      r = rrt_error_errno(err, "symlink %s", de->d_name);
+  }
+  closedir(d);
+  return r;
+}
+
+/*
+ * Real root in a cgroup namespace on a v1 or hybrid host: a tmpfs holding every hierarchy the
+ * host has, each rooted at the container's cgroup (the runtime put init in each before the
+ * namespace was made), then the whole made read-only unless "rw" was asked.
+ */
+static int mount_hierarchies(int rootfd, const char *dest, unsigned long flags,
+                             struct rrt_error *err)
+{
+  unsigned long base = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+  if (rrt_fs_mount(rootfd, dest, "tmpfs", "tmpfs", base, "mode=755", err) < 0)
+    return -1;
+  cleanup_close int fd = rrt_open_in_root(rootfd, dest, RRT_CREATE_NONE, err);
+  if (fd < 0)
+    return -1;
+  cleanup_close int dir = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0)
+    return rrt_error_errno(err, "open %s", dest);
+  if (mount_each_hierarchy(rootfd, dest, flags, err) < 0 || copy_links(dir, err) < 0)
+    return -1;
+  return (flags & MS_RDONLY) ? rrt_make_readonly(fd, true, err) : 0;
+}
+
 int rrt_mount_cgroup(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct rrt_mount *m,
                      const struct rrt_mount_opts *o, struct rrt_error *err)
 {
   const char *dest = m->destination;
   unsigned long flags = o->flags | ((o->clear_flags & MS_RDONLY) ? 0 : MS_RDONLY);
+  if (strcmp(m->type, "cgroup") == 0 && ctx->new_cgroupns && !ctx->userns && !host_has_cgroup2()) {
+    if (mount_hierarchies(rootfd, dest, flags, err) == 0)
+      return 0;
+    /* Leave nothing half made: the unified hierarchy alone, as below. */
+    rrt_warn("mount cgroup on %s: the host's hierarchies: %s; cgroup2 only", dest,
+             rrt_error_msg(err));
+    rrt_error_clear(err);
+    cleanup_close int fd = rrt_open_in_root(rootfd, dest, RRT_CREATE_NONE, err);
+    char path[RRT_FD_PATH_MAX];
+    if (fd < 0 || umount2(rrt_fd_path(fd, path), MNT_DETACH) < 0)
+      return rrt_error_errno(err, "unmount the tmpfs on %s", dest);
+  }
   /* A new cgroup2 superblock is rooted at the cgroup namespace's root: the container's own
    * cgroup. On a v1 or hybrid host it is the unified hierarchy alone. */
   if (strcmp(m->type, "cgroup2") == 0 || host_has_cgroup2() || ctx->new_cgroupns) {

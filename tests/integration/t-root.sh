@@ -20,7 +20,12 @@ mkdir_attack='for d in /sys/fs/cgroup /sys/fs/cgroup/*/; do
 done'
 
 # With a cgroup namespace, made after init joined its cgroup: the container's cgroup is its root.
-b=$(rootbundle cgns sh -c 'grep "^0::" /proc/self/cgroup; find /sys/fs/cgroup -mindepth 1 -maxdepth 1 -type d | wc -l')
+# On a v1 or hybrid host each hierarchy is mounted anew (rooted at the container's cgroup in it);
+# the unified one is at /sys/fs/cgroup/unified then.
+b=$(rootbundle cgns sh -c 'grep "^0::" /proc/self/cgroup; d=/sys/fs/cgroup
+  [ -d $d/unified ] && d=$d/unified; find $d -mindepth 1 -maxdepth 1 -type d | wc -l
+  grep -E " - cgroup2? " /proc/self/mountinfo
+  [ -d /sys/fs/cgroup/memory ] && echo "memory: $(find /sys/fs/cgroup/memory -mindepth 1 -type d | wc -l)"')
 cfg "$b" '.mounts |= map(select(.destination != "/sys/fs/cgroup")) +
   [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["nosuid", "noexec", "nodev"]}]' ||
   bail_out "cannot edit $b/config.json"
@@ -29,7 +34,14 @@ run rrt run -b "$b" "$id"
 is "$rc" 0 "cgroup namespace: run"
 [ "$rc" = 0 ] || diag "$err"
 is "$(head -n 1 <<<"$out")" "0::/" "cgroup namespace: the container's own cgroup is its root (0::/)"
-is "$(sed -n 2p <<<"$out")" "0" "cgroup namespace: /sys/fs/cgroup shows no cgroup above or beside its own"
+is "$(sed -n 2p <<<"$out")" "0" "cgroup namespace: its cgroup2 view shows no cgroup above or beside its own"
+has_line "$out" ' - cgroup2? ' "cgroup namespace: cgroup hierarchies are mounted"
+no_line "$out" '^[0-9]+ [0-9]+ [0-9:]+ [^ ]+ [^ ]+ rw' "cgroup namespace: every one read-only"
+if grep -q ' - cgroup .*memory' /proc/self/mountinfo && [ "$(stat -f -c %T /sys/fs/cgroup)" != cgroup2fs ]; then
+  has_line "$out" '^memory: 0$' "cgroup namespace: the v1 memory hierarchy is rooted at the container's cgroup"
+else
+  skip "no cgroup v1 memory hierarchy on this host" 1
+fi
 nothing_left "$id" "$b"
 
 # The same mount, no "ro" asked and no "rw" either: read-only, every hierarchy under it. The
@@ -173,7 +185,12 @@ mkdir_attack='for d in /sys/fs/cgroup /sys/fs/cgroup/*/; do
 done'
 
 # With a cgroup namespace, made after init joined its cgroup: the container's cgroup is its root.
-b=$(rootbundle cgns sh -c 'grep "^0::" /proc/self/cgroup; find /sys/fs/cgroup -mindepth 1 -maxdepth 1 -type d | wc -l')
+# On a v1 or hybrid host each hierarchy is mounted anew (rooted at the container's cgroup in it);
+# the unified one is at /sys/fs/cgroup/unified then.
+b=$(rootbundle cgns sh -c 'grep "^0::" /proc/self/cgroup; d=/sys/fs/cgroup
+  [ -d $d/unified ] && d=$d/unified; find $d -mindepth 1 -maxdepth 1 -type d | wc -l
+  grep -E " - cgroup2? " /proc/self/mountinfo
+  [ -d /sys/fs/cgroup/memory ] && echo "memory: $(find /sys/fs/cgroup/memory -mindepth 1 -type d | wc -l)"')
 cfg "$b" '.mounts |= map(select(.destination != "/sys/fs/cgroup")) +
   [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["nosuid", "noexec", "nodev"]}]' ||
   bail_out "cannot edit $b/config.json"
@@ -182,7 +199,14 @@ run rrt run -b "$b" "$id"
 is "$rc" 0 "cgroup namespace: run"
 [ "$rc" = 0 ] || diag "$err"
 is "$(head -n 1 <<<"$out")" "0::/" "cgroup namespace: the container's own cgroup is its root (0::/)"
-is "$(sed -n 2p <<<"$out")" "0" "cgroup namespace: /sys/fs/cgroup shows no cgroup above or beside its own"
+is "$(sed -n 2p <<<"$out")" "0" "cgroup namespace: its cgroup2 view shows no cgroup above or beside its own"
+has_line "$out" ' - cgroup2? ' "cgroup namespace: cgroup hierarchies are mounted"
+no_line "$out" '^[0-9]+ [0-9]+ [0-9:]+ [^ ]+ [^ ]+ rw' "cgroup namespace: every one read-only"
+if grep -q ' - cgroup .*memory' /proc/self/mountinfo && [ "$(stat -f -c %T /sys/fs/cgroup)" != cgroup2fs ]; then
+  has_line "$out" '^memory: 0$' "cgroup namespace: the v1 memory hierarchy is rooted at the container's cgroup"
+else
+  skip "no cgroup v1 memory hierarchy on this host" 1
+fi
 nothing_left "$id" "$b"
 
 # The same mount, no "ro" asked and no "rw" either: read-only, every hierarchy under it. The
