@@ -224,4 +224,25 @@ for kind in garbage empty missing truncated-1 truncated-17 truncated-half trunca
   rrt delete --force "$id" >/dev/null 2>&1
 done
 
+# ---------------------------------------------------------------- a create still at work
+
+# No state.json yet while a create holds the directory's lock: "creating", not "broken". The
+# lock is held here by this shell (flock on a descriptor of the directory), as create holds it.
+id=$(new_id creating)
+rrt create -b "$b" "$id" >/dev/null 2>&1 </dev/null
+pid=$(state_field "$id" .pid)
+mv "$RRT_ROOT/$id/state.json" "$T_WORK/state.json.saved"
+exec 9<"$RRT_ROOT/$id"
+flock -x 9
+is "$(status_in_list "$id")" creating "list: a container whose create still holds the lock is creating"
+is "$(state_field "$id" '"\(.status) \(.pid)"')" "creating $pid" \
+  "state: status creating, with init's pid from the record create made first"
+exec 9<&-
+is "$(status_in_list "$id")" broken "once its create is gone without a state.json: broken"
+mv "$T_WORK/state.json.saved" "$RRT_ROOT/$id/state.json"
+is "$(status_in_list "$id")" created "and with its state.json back: created"
+run rrt delete --force "$id"
+is "$rc" 0 "delete --force"
+nothing_left "$id" "$b"
+
 done_testing
