@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/file.h>
@@ -448,6 +449,7 @@ static int create_prepare(struct create_ctx *c, struct rrt_error *err)
     c->resolv_conf = xasprintf("%s/%s/resolv.conf", c->root, c->o->id);
     ia->resolv_conf = c->resolv_conf;
   }
+  ia->resolv_fd = -1; /* arrives with RRT_SYNC_RESOLV, see send_resolv_conf */
   /* Compiled filters are cached per --root (keyed by a hash of the profile and the libseccomp
    * version), beside it rather than in it (see rrt_state_private_dir). */
   if (c->spec->lnx.seccomp) {
@@ -513,6 +515,19 @@ created:
   return 0;
 }
 
+/* Real root's user namespace cannot enter the state directory: init gets the resolv.conf
+ * written there as a detached mount made with our credentials (hostfds.h does the same for
+ * bind sources, which exist before the clone). */
+static int send_resolv_conf(struct create_ctx *c, int sync_fd, struct rrt_error *err)
+{
+  if (c->net.mode != RRT_NET_SLIRP || !c->init.hostfds)
+    return 0;
+  cleanup_close int fd = open_tree(c->dirfd, "resolv.conf", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (fd < 0)
+    return rrt_error_errno(err, "open_tree resolv.conf");
+  return rrt_sync_send_fd(sync_fd, RRT_SYNC_RESOLV, 0, NULL, fd, err);
+}
+
 /* While newuidmap and newgidmap run: the state directory, init's cgroup, the go-ahead with the
  * helpers' pidfds, state.json, and HOOKS_DONE when nothing waits for NS_READY. */
 static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
@@ -533,7 +548,8 @@ static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
     if (pidfd >= 0 && rrt_sync_send_fd(sync_fd, RRT_SYNC_HELPER, 0, NULL, pidfd, err) < 0)
       return -1;
   }
-  if (rrt_sync_send_fd(sync_fd, RRT_SYNC_CONTINUE, 0, NULL, c->listen_fd, err) < 0)
+  if (send_resolv_conf(c, sync_fd, err) < 0 ||
+      rrt_sync_send_fd(sync_fd, RRT_SYNC_CONTINUE, 0, NULL, c->listen_fd, err) < 0)
     return -1;
   /* Everything state.json holds is known now, but for a network helper yet to start. */
   if (c->net.mode == RRT_NET_SLIRP)

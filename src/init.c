@@ -156,6 +156,11 @@ static int await_continue_and_maps(struct rrt_init_args *ia, struct rrt_error *e
       rrt_sync_msg_free(&m);
       continue;
     }
+    if (m.type == RRT_SYNC_RESOLV && m.fd >= 0 && ia->resolv_fd < 0) {
+      ia->resolv_fd = steal_fd(&m.fd);
+      rrt_sync_msg_free(&m);
+      continue;
+    }
     if (m.type != RRT_SYNC_CONTINUE || m.fd < 0) {
       rrt_sync_msg_free(&m);
       rrt_error_msgf(err, EPROTO, "sync: expected CONTINUE with the start socket");
@@ -339,11 +344,14 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
       .new_cgroupns = has_ns(ia, CLONE_NEWCGROUP),
       .console_slave_fd = -1,
       .resolv_conf = ia->resolv_conf,
+      .resolv_fd = ia->resolv_fd,
       .mount_fds = ia->hostfds ? ia->hostfds->mount_fds : NULL,
       .device_fds = ia->hostfds ? ia->hostfds->device_fds : NULL,
   };
   int r = rrt_rootfs_prepare(&rc, err);
   close_hostfds(ia->hostfds);
+  if (ia->resolv_fd >= 0)
+    close(steal_fd(&ia->resolv_fd));
   if (r < 0)
     return -1;
   if (set_names(ia, err) < 0)

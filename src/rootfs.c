@@ -413,7 +413,8 @@ int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
     /* Read-only: the file lives in the state directory, which nothing inside may write. */
     struct rrt_mount_opts none = {0};
     unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
-    if (bind_mount(rootfd, "/etc/resolv.conf", ctx->resolv_conf, -1, false, &none, ro, err) < 0)
+    if (bind_mount(rootfd, "/etc/resolv.conf", ctx->resolv_conf, ctx->resolv_fd, false, &none, ro,
+                   err) < 0)
       return rrt_error_wrap(err, "bind %s onto /etc/resolv.conf", ctx->resolv_conf);
   }
 

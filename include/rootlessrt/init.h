@@ -36,6 +36,7 @@ struct rrt_init_args {
   size_t n_join;
   enum rrt_net_mode net_mode;
   const char *resolv_conf;
+  int resolv_fd; /* RRT_SYNC_RESOLV: its clone, for when init cannot open the path; else -1 */
   const char *seccomp_cache;
   const struct rrt_hostfds *hostfds; /* real root with a user namespace: see hostfds.h */
 };

@@ -37,6 +37,7 @@ struct rrt_rootfs_ctx {
    * spec->lnx.devices[i] a detached mount the runtime opened, or -1; NULL when none. */
   const int *mount_fds;
   const int *device_fds;
+  int resolv_fd; /* the same for resolv_conf, or -1 */
   const char
       *resolv_conf; /* non-NULL: bind it onto /etc/resolv.conf unless a config mount covers it */
 };

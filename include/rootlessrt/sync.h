@@ -17,6 +17,8 @@ enum rrt_sync_type {
   RRT_SYNC_START,        /* start -> init (over the start socket): run the user process */
   RRT_SYNC_ERROR,        /* either way: value = errno, payload = message */
   RRT_SYNC_HELPER,       /* runtime -> init: a pidfd (attached) of an id-map helper to watch */
+  RRT_SYNC_RESOLV,       /* runtime -> init: the state directory's resolv.conf (attached, a
+                            detached mount) for real root's user namespace, before CONTINUE */
 };
 
 #define RRT_SYNC_MAX_PAYLOAD (256 * 1024)

@@ -91,6 +91,19 @@ has_line "$out" '^wrote-null$' "root, user namespace: the node is the device (1:
 is "$(find "$RRT_ROOT" -name '.devices-*' 2>&1)" "" "root, user namespace: the runtime's node directory is gone"
 nothing_left "$id" "$b"
 
+# --network slirp: the resolv.conf in the state directory (root's, 0700) reaches init the same way.
+b_net=$(mkbundle userns-slirp sh -c 'cat /etc/resolv.conf; echo x >>/etc/resolv.conf || echo refused')
+touch "$b_net/rootfs/etc/resolv.conf"
+cfg "$b_net" '.linux.uidMappings = [{containerID: 0, hostID: 200000, size: 65536}] |
+  .linux.gidMappings = [{containerID: 0, hostID: 200000, size: 65536}]' || bail_out "cannot edit $b_net/config.json"
+id=$(new_id userns-slirp)
+run rrt run --network slirp -b "$b_net" "$id"
+is "$rc" 0 "root, user namespace, slirp: run"
+[ "$rc" = 0 ] || diag "$err"
+has_line "$out" '^nameserver 10\.0\.2\.3$' "root, user namespace, slirp: /etc/resolv.conf is the state directory's"
+has_line "$out" '^refused$' "root, user namespace, slirp: and not writable"
+nothing_left "$id" "$b_net"
+
 # A state root on a nodev filesystem (/run usually is): the nodes still open.
 nodev=$T_WORK/nodev-root
 mkdir -p "$nodev"
@@ -255,6 +268,19 @@ has_line "$out" '^crw-rw-rw- 1000 5$' "root, user namespace: a second node, owne
 has_line "$out" '^wrote-null$' "root, user namespace: the node is the device (1:3)"
 is "$(find "$RRT_ROOT" -name '.devices-*' 2>&1)" "" "root, user namespace: the runtime's node directory is gone"
 nothing_left "$id" "$b"
+
+# --network slirp: the resolv.conf in the state directory (root's, 0700) reaches init the same way.
+b_net=$(mkbundle userns-slirp sh -c 'cat /etc/resolv.conf; echo x >>/etc/resolv.conf || echo refused')
+touch "$b_net/rootfs/etc/resolv.conf"
+cfg "$b_net" '.linux.uidMappings = [{containerID: 0, hostID: 200000, size: 65536}] |
+  .linux.gidMappings = [{containerID: 0, hostID: 200000, size: 65536}]' || bail_out "cannot edit $b_net/config.json"
+id=$(new_id userns-slirp)
+run rrt run --network slirp -b "$b_net" "$id"
+is "$rc" 0 "root, user namespace, slirp: run"
+[ "$rc" = 0 ] || diag "$err"
+has_line "$out" '^nameserver 10\.0\.2\.3$' "root, user namespace, slirp: /etc/resolv.conf is the state directory's"
+has_line "$out" '^refused$' "root, user namespace, slirp: and not writable"
+nothing_left "$id" "$b_net"
 
 # A state root on a nodev filesystem (/run usually is): the nodes still open.
 nodev=$T_WORK/nodev-root
