@@ -88,7 +88,7 @@ has_line "$out" '^secret-data$' "root, user namespace: a bind source under a roo
 has_line "$out" '^crw-r----- 0 0$' "root, user namespace: linux.devices node made with its mode and owner"
 has_line "$out" '^crw-rw-rw- 1000 5$' "root, user namespace: a second node, owned by container ids 1000:5"
 has_line "$out" '^wrote-null$' "root, user namespace: the node is the device (1:3)"
-is "$(find "$RRT_ROOT" -name '.devices-*' 2>&1)" "" "root, user namespace: the runtime's node directory is gone"
+is "$(find "$RRT_ROOT" "$(dirname "$RRT_ROOT")/.$(basename "$RRT_ROOT").private" -name '.devices-*' 2>/dev/null)" "" "root, user namespace: the runtime's node directory is gone"
 nothing_left "$id" "$b"
 
 # --network slirp: the resolv.conf in the state directory (root's, 0700) reaches init the same way.
@@ -266,7 +266,7 @@ has_line "$out" '^secret-data$' "root, user namespace: a bind source under a roo
 has_line "$out" '^crw-r----- 0 0$' "root, user namespace: linux.devices node made with its mode and owner"
 has_line "$out" '^crw-rw-rw- 1000 5$' "root, user namespace: a second node, owned by container ids 1000:5"
 has_line "$out" '^wrote-null$' "root, user namespace: the node is the device (1:3)"
-is "$(find "$RRT_ROOT" -name '.devices-*' 2>&1)" "" "root, user namespace: the runtime's node directory is gone"
+is "$(find "$RRT_ROOT" "$(dirname "$RRT_ROOT")/.$(basename "$RRT_ROOT").private" -name '.devices-*' 2>/dev/null)" "" "root, user namespace: the runtime's node directory is gone"
 nothing_left "$id" "$b"
 
 # --network slirp: the resolv.conf in the state directory (root's, 0700) reaches init the same way.
