@@ -160,6 +160,15 @@ static void report_cgroup(struct rrt_check *c)
               layout, dir);
     return;
   }
+  /* What create does: a child cgroup (removed at once). */
+  cleanup_free char *child = xasprintf("%s/rootlessrt-check-%d", dir, (int)getpid());
+  if (mkdir(child, 0755) < 0) {
+    check_add(c, "cgroup", RRT_CHECK_WARN, NULL,
+              "cgroup %s; %s looks delegated but a child cgroup cannot be made: %s", layout, dir,
+              strerror(errno));
+    return;
+  }
+  rmdir(child);
   cleanup_free char *path = xasprintf("%s/cgroup.controllers", dir);
   cleanup_free char *have = NULL;
   size_t len;
@@ -176,7 +185,8 @@ static void report_cgroup(struct rrt_check *c)
               "cgroup %s; %s delegated, controllers: %s (no %s: those limits fail)", layout, dir,
               *have ? have : "none", miss);
   else
-    check_add(c, "cgroup", RRT_CHECK_OK, NULL, "cgroup %s; %s delegated, controllers: %s", layout,
+    check_add(c, "cgroup", RRT_CHECK_OK, NULL,
+              "cgroup %s; %s delegated (a child cgroup made and removed), controllers: %s", layout,
               dir, have);
 }
 
