@@ -151,6 +151,28 @@ like "$(line_of userns)" "-> fix: sudo sysctl -w user.max_user_namespaces=28633 
   "userns: the fix sets the sysctl now and at boot"
 is "$rc" 1 "exit status 1"
 
+# For real: in a user namespace of our own, whose user.max_user_namespaces is ours to set to 0,
+# no further user namespace can be made: check's trial and create both meet ENOSPC.
+if unshare -r sh -c 'echo 0 >/proc/sys/user/max_user_namespaces' 2>/dev/null; then
+  run unshare -r sh -c 'echo 0 >/proc/sys/user/max_user_namespaces && exec "$@"' sh "$RRT" check
+  item_is userns fail 'user.max_user_namespaces = 0: user namespaces are disabled' \
+    "userns: a real user.max_user_namespaces = 0 (in a user namespace of the test's)"
+  item_is overlay warn 'not tried: no user namespace' "overlay: not tried without a user namespace"
+  b=$(mkbundle nouserns true)
+  # As uid 0 of that namespace the runtime honours the config: a user namespace mapping that 0.
+  cfg "$b" '.linux.uidMappings = [{"containerID": 0, "hostID": 0, "size": 1}]
+    | .linux.gidMappings = [{"containerID": 0, "hostID": 0, "size": 1}]'
+  id=$(new_id nouserns)
+  run unshare -r sh -c 'echo 0 >/proc/sys/user/max_user_namespaces && exec "$@"' sh \
+    timeout 30 "$RRT" --root "$RRT_ROOT" run -b "$b" "$id"
+  is "$rc" 1 "create where no user namespace may be made fails"
+  like "$err" "clone\(CLONE_NEWUSER\).*\(no user namespace may be created \(user.max_user_namespaces\)\); run 'rootlessrt check' for details\$" \
+    "create's error names user.max_user_namespaces and ends with run 'rootlessrt check' for details"
+  nothing_left "$id" "$b"
+else
+  skip "unshare -r cannot make a user namespace here (or set its max_user_namespaces)" 5
+fi
+
 fake_root
 echo 0 >"$FAKE/proc/sys/kernel/unprivileged_userns_clone"
 check
