@@ -9,7 +9,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=17
+N=19
 if [ "$(id -u)" != 0 ] || [ "$(awk 'NR == 1 {print $1, $2, $3}' /proc/self/uid_map)" != "0 0 4294967295" ]; then
   skip "device rules are enforced for real root only; this runs as uid $(id -u)" "$N"
   done_testing
@@ -41,13 +41,13 @@ run_in() {
   fi
 }
 
-check_view() { # check_view VIEW: 7 tests
+check_view() { # check_view VIEW: 8 tests
   local view=$1 id
   id=$(new_id "$view")
   rules "$deny_all"
   run_in "$view" "$id"
   if [ "$rc" = 99 ]; then
-    skip "cannot mount cgroup2 in a private mount namespace" 7
+    skip "cannot mount cgroup2 in a private mount namespace" 8
     return
   fi
   is "$out" EPERM "$view: deny-all: opening /dev/fuse inside fails with EPERM"
@@ -68,6 +68,25 @@ check_view() { # check_view VIEW: 7 tests
   is "$out" ok "$view: deny-all still leaves /dev/null usable"
   cfg "$b" '.process.args = ["rrt-probe", "open", "/dev/fuse"]'
 
+  # update replaces the rules of a running container (the v1 lists, or the attached program).
+  rules "$deny_all"
+  cfg "$b" '.process.args = ["rrt-probe", "sleep", "1000"]'
+  local script='"$@" run -d -b "$B" "$ID" >/dev/null 2>&1 || exit 98
+    "$@" exec "$ID" rrt-probe open /dev/fuse
+    printf "%s" "$RULES" | "$@" update -r - "$ID" || echo update-failed
+    "$@" exec "$ID" rrt-probe open /dev/fuse; "$@" delete -f "$ID"'
+  local allow='{"devices": [{"allow": false, "access": "rwm"},
+    {"allow": true, "type": "c", "major": 10, "minor": 229, "access": "rw"}]}'
+  id=$(new_id "$view")
+  if [ "$view" = host ]; then
+    run env B="$b" ID="$id" RULES="$allow" sh -c "$script" sh "$RRT" --root "$RRT_ROOT"
+  else
+    run env B="$b" ID="$id" RULES="$allow" unshare -m --propagation private sh -c \
+      "mount -t cgroup2 none /sys/fs/cgroup || exit 99; $script" sh "$RRT" --root "$RRT_ROOT"
+  fi
+  is "$(printf '%s' "$out" | paste -sd' ')" "EPERM ok" "$view: update with an allow rule opens it in a running container"
+  cfg "$b" '.process.args = ["rrt-probe", "open", "/dev/fuse"]'
+
   rules '[{"allow": false, "type": "x", "access": "rwm"}]'
   run_in "$view" "$(new_id "$view")"
   is "$rc" 1 "$view: a rule of type x is refused"
@@ -79,5 +98,5 @@ ids_before=$(find /sys/fs/cgroup -maxdepth 2 -name "rootlessrt-host-$$-*" 2>/dev
 is "$ids_before" "" "no cgroup of these containers is left on the host"
 check_view cgroup2
 nothing_left "host-$$-1" "$b"
-nothing_left "cgroup2-$$-6" "$b"
+nothing_left "cgroup2-$$-7" "$b"
 done_testing
