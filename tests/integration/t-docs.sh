@@ -162,30 +162,32 @@ fi
 zfile=$COMP_DIR/_rootlessrt
 if command -v zsh >/dev/null; then
   ok "zsh: _rootlessrt parses (zsh -n)" zsh -n "$zfile"
-else
-  skip "zsh is not installed (contrib/install-deps.sh installs it)"
-fi
-# zsh_block VERB: the verb's case branch (create_args and the help spec added where used)
-zsh_block() {
-  local blk
-  blk=$(awk -v v="$1" '$0 ~ "^ *\\(([a-z]+\\|)*" v "(\\|[a-z]+)*\\)$" {on = 1; next} on && /;;/ {exit} on' "$zfile")
-  [[ $blk == *'$create_args'* ]] && blk+=$(awk '/^  create_args=\(/ {on = 1; next} on && /^  \)$/ {exit} on' "$zfile")
-  [[ $blk == *'$help'* ]] && blk+=$(grep "local help=" "$zfile")
-  printf '%s\n' "$blk"
-}
-miss=""
-for v in "${!FLAGS[@]}"; do
-  blk=$(zsh_block "$v")
-  for f in ${FLAGS[$v]}; do
-    grep -qE -- "(^|[^a-z-])$f([^a-z-]|\$)" <<<"$blk" || miss+=" $v:$f"
+  # zsh_complete LINE: what zsh offers at the end of LINE, typed into an interactive zsh
+  zsh_complete() {
+    PATH="$(dirname "$RRT"):$PATH" zsh -f "$TESTS_DIR/zsh-complete.zsh" "$COMP_DIR" "$1" 2>&1
+  }
+  got=$(zsh_complete "rootlessrt ")
+  is "$(missing_from "$got" $VERBS)" "" "zsh: every verb"
+  got=$(zsh_complete "rootlessrt -")
+  is "$(missing_from "$got" $GLOBAL_FLAGS)" "" "zsh: every global flag"
+  miss="" errors=""
+  for v in "${!FLAGS[@]}"; do
+    got=$(zsh_complete "rootlessrt $v -")
+    m=$(missing_from "$got" ${FLAGS[$v]})
+    [ -n "$m" ] && miss+=" $v:[$m ]"
+    errors+=$(grep '^ERROR: ' <<<"$got")
   done
-done
-is "$miss" "" "zsh: every flag of every verb in the verb's branch (contrib/completion/_rootlessrt)"
-top=$(awk '/^_rootlessrt\(\) \{/ {on = 1} on' "$zfile")
-miss=""
-for v in $VERBS; do grep -qF -- "$v\\:" <<<"$top" || miss+=" $v"; done
-for f in $GLOBAL_FLAGS; do grep -qE -- "(^|[^a-z-])$f([^a-z-]|\$)" <<<"$top" || miss+=" $f"; done
-is "$miss" "" "zsh: every verb and global flag"
+  is "$miss" "" "zsh: every flag of every verb (contrib/completion/_rootlessrt)"
+  is "$errors" "" "zsh: no completion errors"
+  got=$(zsh_complete "rootlessrt --root $RRT_ROOT kill ")
+  has_line "$got" "^$id\$" "zsh: container ids from list -q (with --root from the line)"
+  got=$(zsh_complete "rootlessrt kill $id ")
+  is "$(missing_from "$got" TERM KILL HUP USR1)" "" "zsh: signal names after the id"
+  got=$(zsh_complete "rootlessrt create -b $T_WORK/bundles/")
+  has_line "$got" "^one/?\$" "zsh: directories for -b"
+else
+  skip "zsh is not installed (contrib/install-deps.sh installs it)" 9
+fi
 
 # ---------------------------------------------------------------- the AppArmor profile
 
