@@ -265,11 +265,11 @@ for row in "rootlessrt (cold)|$sc_cold" "rootlessrt (cached)|$sc_warm" "crun|$sc
 done
 
 # ---------------------------------------------------------------- podman run --rm
-# Rootless podman with rootlessrt and with crun (../shared/tools/podman-check.sh bench), when
+# Rootless podman with rootlessrt and with crun (tests/podman/podman-check.sh bench), when
 # podman is installed and we are root (the tool sets up its own user).
-tool=$here/../../shared/tools/podman-check.sh
-if [ "$(id -u)" -eq 0 ] && command -v podman >/dev/null 2>&1 && [ -f "$tool" ]; then
-  pdir=${PC_WORK:-/tmp/podman-check}/runtime
+tool=$here/../tests/podman/podman-check.sh
+if [ "$(id -u)" -eq 0 ] && command -v podman >/dev/null 2>&1 && bash "$tool" setup >/dev/null; then
+  pdir=${PC_WORK:-/tmp/rrt-podman-check}/runtime
   mkdir -p "$pdir" && chmod 0755 "$pdir" && install -m 0755 "$runtime" "$pdir/rootlessrt"
   echo
   echo "bench: podman run --rm localhost/busybox true (median of ${BENCH_PODMAN_N:-10})"
@@ -278,7 +278,7 @@ if [ "$(id -u)" -eq 0 ] && command -v podman >/dev/null 2>&1 && [ -f "$tool" ]; 
       "$(bash "$tool" bench "$rt" "${BENCH_PODMAN_N:-10}" 2>&1 | tail -n 1)"
   done
 else
-  echo "bench: podman run --rm: skipped (needs root, podman and ../shared/tools/podman-check.sh)"
+  echo "bench: podman run --rm: skipped (needs root and podman)"
 fi
 
 # ---------------------------------------------------------------- network (bench-net.sh)

@@ -52,9 +52,10 @@ fi
 # (Debian's package pulls runc in) and rootlesskit for its rootless mode. Optional: installed only
 # as root, so an unprivileged build is not stopped by them; without them those checks skip.
 if [ "$(id -u)" -eq 0 ]; then
-  # A real systemd user manager for the systemd cgroup driver's tests (t-systemd.sh).
+  # A real systemd user manager for the systemd cgroup driver's tests (t-systemd.sh); rootless
+  # podman and what its scenarios use (tests/podman/podman-check.sh).
   for pair in containerd:containerd containerd-shim-runc-v2:containerd rootlesskit:rootlesskit \
-    systemctl:systemd; do
+    systemctl:systemd podman:podman fuse-overlayfs:fuse-overlayfs; do
     have_cmd "${pair%%:*}" || need "${pair#*:}"
   done
   pkg_installed dbus-user-session || need dbus-user-session

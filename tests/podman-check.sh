@@ -1,7 +1,7 @@
 #!/bin/bash
-# podman-check.sh RUNTIME: drives rootless podman against RUNTIME with the shared
-# ../shared/tools/podman-check.sh (setup, then check) when run as root and podman is installable;
-# otherwise prints why it is skipped. Not part of `make check`.
+# podman-check.sh RUNTIME: rootless podman's scenarios (tests/podman/podman-check.sh: setup, then
+# check) against RUNTIME, as root with podman installed or installable; otherwise one SKIP line
+# saying why. `make check` runs it (tests/run-all.sh) when podman is installed.
 set -u
 
 skip() {
@@ -21,10 +21,8 @@ runtime=$(readlink -f "$1") || {
   echo "podman-check: $1 is not executable" >&2
   exit 2
 }
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-tool=$repo/../shared/tools/podman-check.sh
+tool=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/podman/podman-check.sh
 
-[ -f "$tool" ] || skip "$tool not found"
 [ "$(id -u)" -eq 0 ] || skip "needs root (it installs podman and sets up its own user)"
 if ! command -v podman >/dev/null 2>&1 &&
   ! apt-cache policy podman 2>/dev/null | grep -q 'Candidate: [0-9]'; then
@@ -38,7 +36,7 @@ bash "$tool" setup || {
 
 # Podman remembers a container's runtime by path and keys its options on the basename: a stable,
 # world-readable copy named rootlessrt (the checkout may be where the podman user cannot go).
-dir=${PC_WORK:-/tmp/podman-check}/runtime
+dir=${PC_WORK:-/tmp/rrt-podman-check}/runtime
 mkdir -p "$dir"
 chmod 0755 "$dir"
 if ! install -m 0755 "$runtime" "$dir/rootlessrt.new" || ! mv -f "$dir/rootlessrt.new" "$dir/rootlessrt"; then
