@@ -771,7 +771,8 @@ int rrt_cgroup_freeze(const struct rrt_cgroup *cg, bool freeze, struct rrt_error
 /* ---------------------------------------------------------------- cleanup */
 
 /* Sub-cgroups first: a directory can only go once its children have. */
-static void remove_tree(const char *path)
+/* 0, or the errno of the last rmdir of path. */
+static int remove_tree(const char *path)
 {
   DIR *d = opendir(path);
   if (d) {
@@ -783,8 +784,14 @@ static void remove_tree(const char *path)
       }
     closedir(d);
   }
-  for (int i = 0; i < 200 && rmdir(path) < 0 && errno == EBUSY; i++)
+  for (int i = 0; i < 200; i++) {
+    if (rmdir(path) == 0 || errno == ENOENT)
+      return 0;
+    if (errno != EBUSY)
+      return errno;
     sleep_ms(10);
+  }
+  return EBUSY;
 }
 
 /* Everything in it killed, the freezer thawed so that SIGKILL is delivered; until empty. */
@@ -835,9 +842,9 @@ void rrt_cgroup_destroy(const struct rrt_cgroup *cg)
   for (size_t i = 0; i < n; i++) {
     if (stat(dirs[i], &st) < 0)
       continue; /* gone, or a co-mounted one removed already */
-    remove_tree(dirs[i]);
-    if (stat(dirs[i], &st) == 0)
-      rrt_warn("cgroup: cannot remove %s: %s", dirs[i], strerror(errno));
+    int e = remove_tree(dirs[i]);
+    if (e)
+      rrt_warn("cgroup: cannot remove %s: %s", dirs[i], strerror(e));
   }
   if (cg->unit)
     rrt_cg_systemd_stop(cg);
