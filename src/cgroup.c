@@ -399,6 +399,14 @@ static int create_v2(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts
   }
   cleanup_free char *base =
       absolute ? xstrdup(m->v2_mnt) : rrt_cg_dir_of(m->v2_mnt, m->v2_root, w->v2);
+  /* A user cannot write at the root: an absolute path (an engine's "/libpod_parent/...") is
+   * taken inside the user's own delegated cgroup, the same place for the same value. */
+  if (base && absolute && !o->privileged && faccessat(AT_FDCWD, base, W_OK, AT_EACCESS) < 0) {
+    free(base);
+    base = rrt_cg_dir_of(m->v2_mnt, m->v2_root, w->v2);
+    absolute = false;
+    rrt_debug("cgroup: linux.cgroupsPath /%s: under the caller's own cgroup", rel);
+  }
   if (!base) {
     *why = xasprintf("the caller's cgroup v2 is not under the cgroup2 mount %s", m->v2_mnt);
     return 0;

@@ -66,7 +66,7 @@ fi
 nothing_left "$idl" "$bl"
 
 if [ "$delegated" != 1 ]; then
-  skip "no delegated cgroup v2: ${RRT_CGROUP_SKIP:-RRT_CGROUP_DELEGATED is not set}" 33
+  skip "no delegated cgroup v2: ${RRT_CGROUP_SKIP:-RRT_CGROUP_DELEGATED is not set}" 37
   done_testing
 fi
 
@@ -133,6 +133,21 @@ run rrt delete "$id"
 is "$rc" 0 "delete"
 ok "delete removes the container's cgroup" test ! -e "$cg"
 nothing_left "$id" "$b"
+
+# linux.cgroupsPath: relative from the caller's cgroup; absolute, which a user cannot make at the
+# cgroup root, inside the caller's cgroup too.
+for p in "rel-$$/c" "/abs-$$/c"; do
+  idp=$(new_id path)
+  cfg "$b" '.linux.cgroupsPath = $p' --arg p "$p"
+  rrt run -d -b "$b" "$idp" >/dev/null 2>&1
+  initp=$(state_field "$idp" .pid)
+  want=$dir/${p#/}
+  has_line "$(cat "$want/cgroup.procs" 2>/dev/null)" "^${initp:-none}\$" "cgroupsPath $p: init in $want"
+  rrt delete -f "$idp" >/dev/null 2>&1
+  ok "delete removes $want" test ! -e "$want"
+  rmdir "$(dirname "$want")" 2>/dev/null
+done
+cfg "$b" 'del(.linux.cgroupsPath)'
 
 # delete -f of a paused container: cgroup.kill reaches frozen processes.
 id2=$(new_id cg2)
