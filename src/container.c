@@ -538,7 +538,7 @@ static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
   /* The init record first, so that delete --force finds init whatever instant create dies at. */
   if ((!c->dir_created && make_state(c, err) < 0) ||
       rrt_state_record_init(c->dirfd, c->st.pid, c->st.pid_start, err) < 0 ||
-      setup_cgroup(c, init, err) < 0 || rrt_state_record_cgroup(c->dirfd, c->st.cgroup, err) < 0 ||
+      setup_cgroup(c, init, err) < 0 || rrt_state_record_cgroup(c->dirfd, &c->st, err) < 0 ||
       rrt_notify_start_relay(&c->notify, c->dirfd, init, err) < 0)
     return -1;
   /* init watches the helpers itself: it goes on the moment they are done, without a wake-up of

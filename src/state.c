@@ -330,10 +330,14 @@ int rrt_state_record_init(int dirfd, pid_t pid, unsigned long long start, struct
   return 0;
 }
 
-int rrt_state_record_cgroup(int dirfd, const char *path, struct rrt_error *err)
+int rrt_state_record_cgroup(int dirfd, const struct rrt_state *st, struct rrt_error *err)
 {
-  if (path && symlinkat(path, dirfd, "cgroup") < 0 && errno != EEXIST)
+  if (st->cgroup && symlinkat(st->cgroup, dirfd, "cgroup") < 0 && errno != EEXIST)
     return rrt_error_errno(err, "write state: cgroup");
+  /* cgroup v1 directories and the systemd scope, as state.json has them (cgroup.c). */
+  if (st->cgroups_json && strlen(st->cgroups_json) < PATH_MAX &&
+      symlinkat(st->cgroups_json, dirfd, "cgroups") < 0 && errno != EEXIST)
+    return rrt_error_errno(err, "write state: cgroups");
   return 0;
 }
 
@@ -366,9 +370,12 @@ void rrt_state_from_records(int dirfd, const char *id, struct rrt_state *st)
   }
   char *cg = read_record(dirfd, "cgroup");
   if (cg && cg[0] == '/')
-    st->cgroup = cg;
-  else
-    free(cg);
+    st->cgroup = steal_ptr(&cg);
+  free(cg);
+  char *cgs = read_record(dirfd, "cgroups");
+  if (cgs && cgs[0] == '{')
+    st->cgroups_json = steal_ptr(&cgs);
+  free(cgs);
 }
 
 int rrt_state_inspect(const char *root, const char *id, struct rrt_state *st, const char **status,

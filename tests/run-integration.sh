@@ -133,10 +133,11 @@ as_root() { grep -qx '# rrt-test-as: root' "$1"; }
 # bounded in time.
 run_as_user() {
   local log=$1 errlog=$2 root=$3 t=$4 tmp=$work/tmp
-  # As root, a TMPDIR of root's: a --root under the test user's directory would be refused.
+  # As root, a TMPDIR of root's, sticky like /tmp (such a file may hand work to the test user): a
+  # --root under the test user's own directory would be refused.
   if [ "$mode" = root ] && as_root "$t"; then
     tmp=$work/tmp-root
-    [ -d "$tmp" ] || mkdir -m 0755 "$tmp"
+    [ -d "$tmp" ] || mkdir -m 1777 "$tmp"
   fi
   local -a envs=(
     PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8

@@ -49,9 +49,10 @@ int rrt_state_open(const char *root, const char *id, bool exclusive, int *dirfd,
  * else can write, not a symlink. */
 int rrt_state_read_file(int dirfd, const char *name, char **out, size_t *len,
                         struct rrt_error *err);
-/* The records create makes before state.json (symlinks "init" and "cgroup"). */
+/* The records create makes before state.json: symlinks "init" (pid and start time), and
+ * "cgroup" and "cgroups" (st->cgroup and st->cgroups_json) once the cgroups exist. */
 int rrt_state_record_init(int dirfd, pid_t pid, unsigned long long start, struct rrt_error *err);
-int rrt_state_record_cgroup(int dirfd, const char *path, struct rrt_error *err);
+int rrt_state_record_cgroup(int dirfd, const struct rrt_state *st, struct rrt_error *err);
 /* What the records say when state.json cannot be read: st gets id, owner, and init's pid and
  * start time and the cgroup when recorded. */
 void rrt_state_from_records(int dirfd, const char *id, struct rrt_state *st);

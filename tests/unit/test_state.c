@@ -137,8 +137,10 @@ static void records(void)
   rrt_error_clear(&e);
 
   ok(rrt_state_record_init(fd, 4242, 777, &e) == 0, "the init record");
-  ok(rrt_state_record_cgroup(fd, "/sys/fs/cgroup/x", &e) == 0, "the cgroup record");
+  struct rrt_state cg = {.cgroup = "/sys/fs/cgroup/x", .cgroups_json = "{\"scope\":\"a.scope\"}"};
+  ok(rrt_state_record_cgroup(fd, &cg, &e) == 0, "the cgroup records");
   rrt_state_from_records(fd, "c1", &st);
+  is_str(st.cgroups_json, cg.cgroups_json, "cgroup v1 and systemd are recorded too");
   ok(st.pid == 4242 && st.pid_start == 777 && st.cgroup &&
          strcmp(st.cgroup, "/sys/fs/cgroup/x") == 0 && strcmp(st.id, "c1") == 0,
      "read back: pid %d start %llu cgroup %s", st.pid, st.pid_start, st.cgroup ? st.cgroup : "-");
