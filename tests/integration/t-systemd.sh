@@ -32,10 +32,13 @@ if [ "${1:-}" != --inner ]; then
     exit 0
   fi
   cgp=rrt-sd-t-$$
+  # The test user's own temporary directory: the root tests' TMPDIR is root's.
+  tmp=$(mktemp -d /tmp/rrt-t-systemd.XXXXXX) && chown "$user" "$tmp" || exit 1
   CG_PARENT=$cgp "$tool" "$user" env PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8 \
     RRT="$RRT" PROBE="$PROBE" TESTS_DIR="${TESTS_DIR:-}" SPEC_DIR="${SPEC_DIR:-}" \
-    TMPDIR="${TMPDIR:-/tmp}" RRT_ASAN="${RRT_ASAN:-0}" bash "$0" --inner
+    TMPDIR="$tmp" RRT_ASAN="${RRT_ASAN:-0}" bash "$0" --inner
   rc=$?
+  rm -rf "$tmp"
   # The manager's cgroups (the tool makes them under the cgroup2 root) go with it.
   mnt=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
   [ -n "$mnt" ] && [ -d "$mnt/$cgp" ] && find "$mnt/$cgp" -depth -type d -exec rmdir {} + 2>/dev/null
