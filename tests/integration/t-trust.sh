@@ -142,7 +142,7 @@ nothing_left "$id" "$hb"
 # ---------------------------------------------------------------- a second user (as root)
 
 if [ -z "${RRT_ROOT_SETUP:-}" ] || [ ! -r "$RRT_ROOT_SETUP/env" ]; then
-  skip "no second user: ${RRT_ROOT_SETUP_SKIP:-the tests do not run as root, so the harness cannot make rrt-evil}" 36
+  skip "no second user: ${RRT_ROOT_SETUP_SKIP:-the tests do not run as root, so the harness cannot make rrt-evil}" 39
 else
   # shellcheck disable=SC1091 # written by root-setup/t-trust.sh
   source "$RRT_ROOT_SETUP/env"
@@ -187,6 +187,13 @@ else
   fails_naming "console-socket .*runs as rrt-evil" "create refuses rrt-evil's console socket"
   ok "rrt-evil received no terminal" test ! -e "$EVIL_GOT"
   nothing_left "$id" "$tb"
+  id=$(new_id ttyexec)
+  rrt run -d -b "$b" "$id" >/dev/null 2>&1 </dev/null
+  run rrt exec -t --console-socket "$EVIL_SOCK" "$id" true
+  fails_naming "console-socket .*runs as rrt-evil" "exec -t refuses rrt-evil's console socket"
+  ok "rrt-evil received no terminal from exec either" test ! -e "$EVIL_GOT"
+  rrt delete -f "$id" >/dev/null 2>&1
+  nothing_left "$id" "$b"
   ok "the victim is still there at the end" kill -0 "$victim"
   run "$RRT" --root "$SHARED_ROOT" list
   is "$rc" 0 "(sanity) the shared root lists again"
