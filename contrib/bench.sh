@@ -281,6 +281,14 @@ else
   echo "bench: podman run --rm: skipped (needs root and podman)"
 fi
 
+# ---------------------------------------------------------------- the desktop run (bench-image.sh)
+# An image's first and warm runs against the bundle form, crun and podman; 1 GiB written on each
+# overlay mechanism. BENCH_IMAGE=0 leaves it out.
+if [ "${BENCH_IMAGE:-1}" = 1 ]; then
+  echo
+  bash "$here/bench-image.sh" "$runtime" || echo "bench: the image benchmark failed" >&2
+fi
+
 # ---------------------------------------------------------------- network (bench-net.sh)
 # Published-port throughput, CPU per GB and connections/s against slirp4netns and pasta
 # (tests/netbench/bench-net.sh, owned by the networking tests). BENCH_NET=0 leaves it out.

@@ -423,7 +423,8 @@ int rrt_run_config(const struct rrt_run_image_opts *o, const struct rrt_run_plan
   cleanup_free char *short_id = xstrndup(p->id, 12);
   const char *hostname = o->hostname ? o->hostname : short_id;
   json_object *root = json_object_new_object();
-  json_object_object_add(root, "path", json_object_new_string("rootfs"));
+  /* The overlay on / is mounted on the bundle directory itself: no directory to make. */
+  json_object_object_add(root, "path", json_object_new_string("."));
   json_object_object_add(root, "readonly", json_object_new_boolean(o->read_only));
   json_object_object_add(doc, "root", root);
   json_object_object_add(doc, "hostname", json_object_new_string(hostname));

