@@ -91,6 +91,34 @@ else
   skip "no subordinate ids: the store holds only the caller's files"
 fi
 
+# ---------------------------------------------------------------- podman save
+
+if command -v podman >/dev/null; then
+  mkdir -p "$T_WORK/xdg" && chmod 0700 "$T_WORK/xdg"
+  prun=$(mktemp -d /tmp/rrt-pr.XXXXXX) # podman wants a runroot of at most 50 characters
+  pod() {
+    XDG_RUNTIME_DIR=$T_WORK/xdg podman --root "$T_WORK/proot" --runroot "$prun" \
+      --cgroup-manager cgroupfs --events-backend none "$@"
+  }
+  mkdir -p "$T_WORK/prootfs"
+  tar -C "$T_WORK/prootfs" -xf "$IMG/docker.tar" "$(jq -r '.[0].Layers[0]' <(tar -xOf "$IMG/docker.tar" manifest.json))" 2>/dev/null
+  if pod import --change 'CMD ["/bin/echo", "imported"]' "$T_WORK/prootfs"/*.tar localhost/rrt-imported >/dev/null 2>"$T_WORK/pod.err" &&
+    pod save --format oci-archive -o "$T_WORK/podman-oci.tar" localhost/rrt-imported 2>>"$T_WORK/pod.err" &&
+    pod save --format docker-archive -o "$T_WORK/podman-docker.tar" localhost/rrt-imported 2>>"$T_WORK/pod.err"; then
+    for f in oci-archive:"$T_WORK/podman-oci.tar" docker-archive:"$T_WORK/podman-docker.tar"; do
+      run drun --rm "$f"
+      is "$rc:$out" "0:imported" "podman save (${f%%:*}) of an image podman imported"
+    done
+  else
+    diag "$(cat "$T_WORK/pod.err")"
+    skip "podman cannot import and save an image as $(id -un) here" 2
+  fi
+  pod system reset -f >/dev/null 2>&1
+  rm -rf "$prun"
+else
+  skip "podman is not installed" 2
+fi
+
 # ---------------------------------------------------------------- the store is never written
 
 before=$(store_snapshot)
