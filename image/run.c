@@ -14,6 +14,7 @@
 #include "internal.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/state.h"
+#include "rootlessrt/trust.h"
 #include "rootlessrt/userns.h"
 #include "rootlessrt/util.h"
 
@@ -41,6 +42,27 @@ char *rrt_store_path(const char *flag)
   if (home && *home == '/')
     return xasprintf("%s/.local/share/rootlessrt", home);
   return xasprintf("/tmp/rootlessrt-store-%u", getuid());
+}
+
+int rrt_store_trust(const char *store, bool make, struct rrt_error *err)
+{
+  if (make) {
+    cleanup_free char *p = xstrdup(store);
+    for (char *s = p + 1; *s; s++)
+      if (*s == '/') {
+        *s = '\0';
+        mkdir(p, 0755);
+        *s = '/';
+      }
+    if (mkdir(p, 0700) < 0 && errno != EEXIST)
+      return rrt_error_errno(err, "mkdir %s", p);
+  }
+  if (rrt_trust_root(store, "image store", err) == 0)
+    return 0;
+  if (make || err->errnum != ENOENT)
+    return -1;
+  rrt_error_clear(err);
+  return 0;
 }
 
 static bool is_image_ref(const char *a)
@@ -359,6 +381,8 @@ int rrt_image_run(const struct rrt_global *g, const struct rrt_run_image_opts *o
   if (rrt_state_root(g->root, true, &root, err) < 0)
     return -1;
   cleanup_free char *store = rrt_store_path(o->storage);
+  if (rrt_store_trust(store, true, err) < 0)
+    return -1;
   struct rrt_image img = {0};
   struct run_dirs d = {0};
   cleanup_free char *config = NULL;

@@ -31,6 +31,8 @@ int rrt_cmd_store(const struct rrt_global *g, int argc, char **argv, struct rrt_
     }
   }
   cleanup_free char *store = rrt_store_path(storage);
+  if (rrt_store_trust(store, false, err) < 0)
+    return -1;
   const char *what = optind < argc ? argv[optind] : "ls";
   if (strcmp(what, "ls") == 0 || strcmp(what, "list") == 0) {
     if (optind + 1 < argc)

@@ -45,6 +45,12 @@ static const char *owner_name(uid_t uid)
   return n ? n : "?";
 }
 
+/* The flag that chooses another one of what is checked. */
+static const char *flag_for(const char *what)
+{
+  return strncmp(what, "image store", 11) == 0 ? "--storage" : "--root";
+}
+
 /* Each directory above path (resolved) and each symlink on the way to it: the caller's or
  * root's, and when others may write a directory, sticky. */
 static int check_above(const char *path, const char *what, struct rrt_error *err)
@@ -56,8 +62,9 @@ static int check_above(const char *path, const char *what, struct rrt_error *err
     if (lstat(copy, &st) == 0 && S_ISLNK(st.st_mode) && !owner_trusted(st.st_uid))
       return rrt_error_msgf(err, EPERM,
                             "%s %s: %s on its path is a symbolic link owned by %s (uid %u): "
-                            "that user decides where the %s is; choose another with --root",
-                            what, path, copy, owner_name(st.st_uid), st.st_uid, what);
+                            "that user decides where the %s is; choose another with %s",
+                            what, path, copy, owner_name(st.st_uid), st.st_uid, what,
+                            flag_for(what));
     *p = '/';
   }
   char *slash = strrchr(copy, '/');
@@ -79,14 +86,15 @@ static int check_above(const char *path, const char *what, struct rrt_error *err
       if (!owner_trusted(st.st_uid))
         return rrt_error_msgf(err, EPERM,
                               "%s %s: the directory %s above it is owned by %s (uid %u), who "
-                              "could replace it; choose a %s elsewhere with --root",
-                              what, path, dir, owner_name(st.st_uid), st.st_uid, what);
+                              "could replace it; choose a %s elsewhere with %s",
+                              what, path, dir, owner_name(st.st_uid), st.st_uid, what,
+                              flag_for(what));
       if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
         return rrt_error_msgf(err, EPERM,
                               "%s %s: the directory %s above it is writable by others (mode "
                               "%04o) and not sticky, so anyone could replace it; choose a %s "
-                              "elsewhere with --root",
-                              what, path, dir, st.st_mode & 07777, what);
+                              "elsewhere with %s",
+                              what, path, dir, st.st_mode & 07777, what, flag_for(what));
     }
     real[i] = save;
   }
@@ -112,24 +120,25 @@ int rrt_trust_dir(const char *path, const char *what, struct rrt_error *err)
     return rrt_error_msgf(err, EPERM,
                           "%s %s is a symbolic link (to %s, made by %s, uid %u), not a directory "
                           "of yours: another user may have planted it; remove it (rm %s) or "
-                          "choose another with --root",
-                          what, path, target, owner_name(st.st_uid), st.st_uid, path);
+                          "choose another with %s",
+                          what, path, target, owner_name(st.st_uid), st.st_uid, path,
+                          flag_for(what));
   }
   if (!S_ISDIR(st.st_mode))
     return rrt_error_msgf(err, ENOTDIR,
-                          "%s %s is not a directory: remove it (rm %s) or choose another with "
-                          "--root",
-                          what, path, path);
+                          "%s %s is not a directory: remove it (rm %s) or choose another with %s",
+                          what, path, path, flag_for(what));
   if (st.st_uid != geteuid())
     return rrt_error_msgf(err, EPERM,
                           "%s %s is owned by %s (uid %u), not by you (uid %u): its owner could "
                           "steer this runtime through it; remove it (as its owner or root: rm "
-                          "-rf %s) or choose another with --root",
-                          what, path, owner_name(st.st_uid), st.st_uid, geteuid(), path);
+                          "-rf %s) or choose another with %s",
+                          what, path, owner_name(st.st_uid), st.st_uid, geteuid(), path,
+                          flag_for(what));
   if (st.st_mode & (S_IWGRP | S_IWOTH))
     return rrt_error_msgf(err, EPERM,
                           "%s %s is writable by others (mode %04o): anyone who can write it "
-                          "could plant containers in it; make it private (chmod go-w %s)",
+                          "could plant what it runs in it; make it private (chmod go-w %s)",
                           what, path, st.st_mode & 07777, path);
   return 0;
 }

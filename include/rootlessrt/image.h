@@ -79,5 +79,9 @@ int rrt_store_remove(const char *store, const char *root, const char *name, stru
 /* The store directory: --storage, else $XDG_DATA_HOME/rootlessrt, else ~/.local/share/rootlessrt.
  */
 char *rrt_store_path(const char *flag);
+/* The store is the caller's and no one else can write it or what is above it (trust.h): whoever
+ * could would choose the layers a container runs. make: created (0700, parents 0755) first;
+ * otherwise a store that does not exist is fine. */
+int rrt_store_trust(const char *store, bool make, struct rrt_error *err);
 
 #endif
