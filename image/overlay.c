@@ -138,10 +138,12 @@ static int fuse_mount(const char *target, unsigned long flags, const char *data,
     close(errp[0]);
     if (dup2(errp[1], 2) < 0)
       _exit(126);
-    int null = open("/dev/null", O_RDWR);
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0) {
       dup2(null, 0);
       dup2(null, 1);
+      if (null < 2) /* stdin or stdout was closed: dup2 onto itself kept O_CLOEXEC */
+        fcntl(null, F_SETFD, 0);
     }
     rrt_reset_signals();
     execl(prog, "fuse-overlayfs", "-o", opts, target, (char *)NULL);

@@ -256,6 +256,28 @@ who" "--overlay $mech: two containers of one image at once, each with its change
   nothing_left "$b" "$STORE/containers/$b" "--overlay $mech: no mount, no process left"
 done
 
+# fuse-overlayfs gets stdio and nothing else of the runtime's: a stand-in lists its fds as the
+# error the runtime reports.
+if [ -r /dev/fuse ] && [ -w /dev/fuse ]; then
+  printf '#!/bin/sh\nls -l /proc/self/fd >&2\nexit 1\n' >"$T_WORK/fake-fuse"
+  chmod +x "$T_WORK/fake-fuse"
+  export ROOTLESSRT_FUSE_OVERLAYFS=$T_WORK/fake-fuse
+  run drun --rm -i --overlay fuse "oci:$IMG/oci" true
+  like "$rc:$err" '^1:.*fuse-overlayfs failed.* 0 -> /dev/null.* 2 -> pipe:' "fuse-overlayfs: stdin /dev/null, stderr the runtime's pipe"
+  unlike "$err" ' ([3-9]|[0-9][0-9]+) -> /dev/null' "fuse-overlayfs: no /dev/null fd of the runtime's beyond stdio"
+  b=$(mkbundle fuse-fds true)
+  mv "$b/rootfs" "$b/lower" && mkdir -p "$b/rootfs" "$b/upper" "$b/work"
+  cfg "$b" '.root.readonly = false | .annotations["rootlessrt.overlay"] = "fuse" |
+    .mounts = [{destination: "/", type: "overlay", source: "overlay",
+    options: ["lowerdir=lower", "upperdir=upper", "workdir=work"]}] + .mounts'
+  run rrt run -b "$b" "$(new_id ff)"
+  unset ROOTLESSRT_FUSE_OVERLAYFS
+  like "$rc:$err" '^1:.*fuse-overlayfs failed.* 0 -> /dev/null.* 2 -> pipe:' "fuse-overlayfs of a bundle: stdin /dev/null, stderr the runtime's pipe"
+  unlike "$err" ' ([3-9]|[0-9][0-9]+) -> /dev/null' "fuse-overlayfs of a bundle: no /dev/null fd beyond stdio"
+else
+  skip "/dev/fuse is not readable and writable by $(id -un)" 4
+fi
+
 if [ -n "$fuse_ok" ]; then
   # A runtime killed during create: a createRuntime hook holds it there.
   b=$(mkbundle fuse-kill true)
