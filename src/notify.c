@@ -108,26 +108,38 @@ static socklen_t host_addr(const char *host, struct sockaddr_un *sa)
   return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len + (host[0] == '@' ? 0 : 1));
 }
 
-/* One datagram to the caller. READY=1 goes with the container's init as MAINPID, so that a
- * Type=notify unit running the runtime tracks the container's process (runc does the same). */
+/* One datagram to the caller. A MAINPID= line of the container's is dropped: its pids are not the
+ * caller's, and a caller that is root would have systemd track (and at stop kill) any process of
+ * the host it named. READY=1 goes with the container's init as MAINPID, so that a Type=notify
+ * unit running the runtime tracks the container's process (runc does the same). */
 static void forward(int out, const struct sockaddr_un *sa, socklen_t salen, const char *msg,
                     size_t len, pid_t init)
 {
   char buf[NOTIFY_MAX + 32];
-  size_t off = 0;
-  bool ready = false, has_pid = false;
+  size_t off = 32; /* room for MAINPID=, put in front below */
+  bool ready = false;
   for (const char *l = msg; l < msg + len;) {
     const char *nl = memchr(l, '\n', (size_t)(msg + len - l));
     size_t ll = nl ? (size_t)(nl - l) : (size_t)(msg + len - l);
     ready = ready || (ll == 7 && memcmp(l, "READY=1", 7) == 0);
-    has_pid = has_pid || (ll > 8 && memcmp(l, "MAINPID=", 8) == 0);
+    if (!(ll >= 8 && memcmp(l, "MAINPID=", 8) == 0)) {
+      size_t n = ll + (nl ? 1 : 0);
+      memcpy(buf + off, l, n);
+      off += n;
+    }
     l += ll + 1;
   }
-  if (ready && !has_pid)
-    off = (size_t)snprintf(buf, sizeof(buf), "MAINPID=%d\n", (int)init);
-  memcpy(buf + off, msg, len);
-  while (sendto(out, buf, off + len, MSG_NOSIGNAL | MSG_DONTWAIT, (const struct sockaddr *)sa,
-                salen) < 0 &&
+  size_t start = 32;
+  if (ready) {
+    char pid[32];
+    int n = snprintf(pid, sizeof(pid), "MAINPID=%d\n", (int)init);
+    start -= (size_t)n;
+    memcpy(buf + start, pid, (size_t)n);
+  }
+  if (off == start)
+    return;
+  while (sendto(out, buf + start, off - start, MSG_NOSIGNAL | MSG_DONTWAIT,
+                (const struct sockaddr *)sa, salen) < 0 &&
          errno == EINTR)
     ;
 }

@@ -78,6 +78,25 @@ wait_until 10 grep -q 'READY=1' "$msgs"
 like "$(cat "$msgs")" '^MAINPID=[0-9]+\|READY=1$' "run: READY=1 reaches the caller's socket"
 stop_listener
 
+# ---------------------------------------------------------------- a MAINPID of the container's
+
+# A container names a process of the host as MAINPID: a caller that is root (a Type=notify unit)
+# would have systemd track it, and kill it when the unit stops. Only init is ever MAINPID.
+sleep 1000 >/dev/null 2>&1 &
+hostpid=$!
+b=$(mkbundle notify-mainpid sh -c 'rrt-probe notify "MAINPID=$HOSTPID"; rrt-probe notify "$(printf "MAINPID=%s\nREADY=1\nSTATUS=up" "$HOSTPID")"')
+cfg "$b" '.process.env += ["HOSTPID=" + $p]' --arg p "$hostpid" || bail_out "cannot edit $b"
+id=$(new_id notify-mainpid)
+listen "$sd" "$msgs"
+run env NOTIFY_SOCKET="$sd" timeout -k 5 "$RRT_CMD_TIMEOUT" "$RRT" --root "$RRT_ROOT" run -b "$b" "$id"
+is "$rc" 0 "run: the container sends MAINPID=<a host process> (alone, then with READY=1)"
+wait_until 10 grep -q 'READY=1' "$msgs"
+no_line "$(cat "$msgs")" "MAINPID=$hostpid" "the host process's pid never reaches the caller's socket"
+like "$(cat "$msgs")" '^MAINPID=[0-9]+\|READY=1\|STATUS=up$' \
+  "READY=1 goes with init's MAINPID, the rest of the datagram as sent"
+kill "$hostpid" 2>/dev/null
+stop_listener
+
 # ---------------------------------------------------------------- not asked: nothing
 
 b=$(mkbundle notify-none sh -c 'test -e /run/notify/notify.sock && echo present; echo "env=${NOTIFY_SOCKET:-}"')
