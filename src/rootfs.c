@@ -370,6 +370,58 @@ static int mount_root_overlay(const struct rrt_rootfs_ctx *ctx, const struct rrt
   return r < 0 ? rrt_error_wrap(err, "the overlay on / (%s)", ctx->rootfs) : 0;
 }
 
+/* A copy of resolv.conf on a small tmpfs of the container's own (a detached mount): an O_PATH
+ * tree of the file; -1 with err unset where the kernel cannot make one (then errno says why). */
+static int resolv_copy(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
+{
+  char path[RRT_FD_PATH_MAX];
+  cleanup_close int in =
+      open(ctx->resolv_fd >= 0 ? rrt_fd_path(ctx->resolv_fd, path) : ctx->resolv_conf,
+           O_RDONLY | O_CLOEXEC);
+  cleanup_free char *text = NULL;
+  size_t len = 0;
+  if (in < 0 || rrt_read_fd(in, &text, &len, NULL) < 0)
+    return rrt_error_errno(err, "read");
+  cleanup_close int fsfd = fsopen("tmpfs", FSOPEN_CLOEXEC);
+  if (fsfd < 0 || fsconfig(fsfd, FSCONFIG_SET_STRING, "size", "64k", 0) < 0 ||
+      fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return -1;
+  unsigned int attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+  cleanup_close int mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, attrs);
+  if (mfd < 0)
+    return -1;
+  cleanup_close int out =
+      openat(mfd, "resolv.conf", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (out < 0 || rrt_write_all(out, text, len) < 0)
+    return rrt_error_errno(err, "write its copy");
+  return open_tree(mfd, "resolv.conf", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+}
+
+/* /etc/resolv.conf (--network slirp), read-only. Not a bind of the file in the state directory:
+ * a container root with CAP_SYS_ADMIN may remount its own mounts writable, and would then write
+ * into the caller's runtime directory; the copy it could write is in its own memory. */
+static int mount_resolv_conf(const struct rrt_rootfs_ctx *ctx, int rootfd, struct rrt_error *err)
+{
+  cleanup_close int tree = resolv_copy(ctx, err);
+  if (tree < 0 && err->msg)
+    return -1;
+  if (tree < 0) { /* an older kernel: the file itself, read-only */
+    rrt_debug("resolv.conf: no copy on a tmpfs (%s): binding the file", strerror(errno));
+    struct rrt_mount_opts none = {0};
+    unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+    return bind_mount(rootfd, "/etc/resolv.conf", ctx->resolv_conf, ctx->resolv_fd, false, &none,
+                      ro, err);
+  }
+  if (rrt_make_readonly(tree, false, err) < 0)
+    return -1;
+  cleanup_close int dstfd = rrt_open_in_root(rootfd, "/etc/resolv.conf", RRT_CREATE_FILE, err);
+  if (dstfd < 0)
+    return -1;
+  if (move_mount(tree, "", dstfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return rrt_error_errno(err, "move_mount");
+  return 0;
+}
+
 int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
 {
   const struct rrt_spec *spec = ctx->spec;
@@ -409,14 +461,8 @@ int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
       covers_resolv = true;
   }
 
-  if (ctx->resolv_conf && !covers_resolv) {
-    /* Read-only: the file lives in the state directory, which nothing inside may write. */
-    struct rrt_mount_opts none = {0};
-    unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
-    if (bind_mount(rootfd, "/etc/resolv.conf", ctx->resolv_conf, ctx->resolv_fd, false, &none, ro,
-                   err) < 0)
-      return rrt_error_wrap(err, "bind %s onto /etc/resolv.conf", ctx->resolv_conf);
-  }
+  if (ctx->resolv_conf && !covers_resolv && mount_resolv_conf(ctx, rootfd, err) < 0)
+    return rrt_error_wrap(err, "%s onto /etc/resolv.conf", ctx->resolv_conf);
 
   return rrt_dev_setup(ctx, rootfd, !is_dev_bind(spec), err);
 }

@@ -114,6 +114,22 @@ like "$after" '^nameserver 10\.0\.2\.3' "slirp: and still names 10.0.2.3"
 rrt delete -f "$id" >/dev/null 2>&1
 nothing_left "$id" "$b_resolv"
 
+# A container root with CAP_SYS_ADMIN (podman --privileged, --cap-add SYS_ADMIN) may remount
+# its own read-only mounts writable: what it then writes must still not reach the state directory.
+b_resolv2=$(mkbundle resolv2 sh -c 'mount -o remount,rw,bind /etc/resolv.conf; rrt-probe write /etc/resolv.conf "nameserver 6.6.6.6" >/run/w 2>&1')
+cfg "$b_resolv2" '.root.readonly = false | .process.capabilities[] += ["CAP_SYS_ADMIN"]' ||
+  bail_out "cannot edit $b_resolv2/config.json"
+id=$(new_id resolv2)
+run rrt create --network slirp -b "$b_resolv2" "$id"
+is "$rc" 0 "slirp: create a container with CAP_SYS_ADMIN that remounts /etc/resolv.conf rw"
+before=$(cat "$RRT_ROOT/$id/resolv.conf" 2>&1)
+run rrt start "$id"
+wait_status "$id" stopped 20
+is "$(cat "$RRT_ROOT/$id/resolv.conf" 2>&1)" "$before" \
+  "slirp: remounted writable, its writes still do not reach the state directory's resolv.conf"
+rrt delete -f "$id" >/dev/null 2>&1
+nothing_left "$id" "$b_resolv2"
+
 # ---------------------------------------------------------------- bad specs and options
 
 # The helper program (rootlessrt-net, beside the runtime or in libexec) missing: create says so.
