@@ -4,7 +4,7 @@
 # `run --rm IMAGE true`, alternating with the bundle form of the same runtime and with crun on a
 # prepared bundle (one at a time, so load hits all alike), against `podman run --rm` of the same
 # image when podman is installed; then a 1 GiB write inside the container on each overlay
-# mechanism and on the host filesystem under it (busybox dd, then sync, timed from outside).
+# mechanism and on the host filesystem under it (busybox dd, then sync -d of the file, timed from outside).
 #
 # Knobs: BENCH_N (20 warm runs each), BENCH_COLD_N (5), BENCH_PODMAN_N (5), BENCH_WRITE_MB (1024).
 # As root it runs as BENCH_USER (rrt-test) in a private mount namespace whose /sys/fs/cgroup is
@@ -117,8 +117,8 @@ user_part() {
   fi
 
   echo
-  echo "bench: writing $mb MiB (busybox dd, then sync) inside the container and on the host"
-  local dd="dd if=/dev/zero of=\$1 bs=1M count=$mb 2>/dev/null && sync"
+  echo "bench: writing $mb MiB (busybox dd, then fdatasync of the file) inside the container and on the host"
+  local dd="dd if=/dev/zero of=\$1 bs=1M count=$mb 2>/dev/null && sync -d \$1"
   dd_rate "host ($(stat -f -c %T "$W"))" "$mb" /bin/busybox sh -c "$dd" sh "$W/host.img"
   rm -f "$W/host.img"
   for mech in kernel fuse; do

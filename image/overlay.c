@@ -2,6 +2,8 @@
  * (userxattr), or fuse-overlayfs where the kernel refuses or when asked. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -107,9 +109,39 @@ static char *find_fuse_overlayfs(void)
   return access("/usr/bin/fuse-overlayfs", X_OK) == 0 ? xstrdup("/usr/bin/fuse-overlayfs") : NULL;
 }
 
-/* Runs fuse-overlayfs, which mounts and then daemonizes: once the first process exits with 0
- * the mount is there. The daemon stays in the caller's pid namespace (the container's), so it
- * dies with the container however the container ends. */
+/*
+ * fuse-overlayfs: the mount is made here, in the container's mount namespace, on a /dev/fuse fd
+ * that fuse-overlayfs then serves (libfuse's "/dev/fd/N" mountpoint). fuse-overlayfs runs in a
+ * mount namespace of its own: pivot_root moves the root of every process of the container's
+ * mount namespace onto the new root, which would make the daemon's own root its own mount (and
+ * any path it resolves a request to itself, a deadlock). It stays in the container's pid
+ * namespace, so it ends with the container however the container ends.
+ */
+static void fuse_child(int errfd, int fuse, const char *prog, const char *opts)
+{
+  if (dup2(errfd, 2) < 0)
+    _exit(126);
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null >= 0) {
+    dup2(null, 0);
+    dup2(null, 1);
+    if (null < 2) /* stdin or stdout was closed: dup2 onto itself kept O_CLOEXEC */
+      fcntl(null, F_SETFD, 0);
+  }
+  rrt_reset_signals();
+  if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
+    dprintf(2, "a mount namespace for fuse-overlayfs: %s", strerror(errno));
+    _exit(126);
+  }
+  /* The fd crosses exec; everything else the runtime holds is close-on-exec. */
+  int fd = dup(fuse);
+  char mnt[32];
+  snprintf(mnt, sizeof(mnt), "/dev/fd/%d", fd);
+  execl(prog, "fuse-overlayfs", "-o", opts, mnt, (char *)NULL);
+  dprintf(2, "exec %s: %s", prog, strerror(errno));
+  _exit(127);
+}
+
 static int fuse_mount(const char *target, unsigned long flags, const char *data,
                       struct rrt_error *err)
 {
@@ -122,46 +154,38 @@ static int fuse_mount(const char *target, unsigned long flags, const char *data,
   if (fuse < 0)
     return rrt_error_errno(err, "fuse-overlayfs: open /dev/fuse (it must be readable and "
                                 "writable by the user: mode 0666)");
-  cleanup_free char *kept = without_kernel_opts(data);
-  cleanup_free char *opts =
-      xasprintf("%s%sallow_other%s", kept, *kept ? "," : "", (flags & MS_RDONLY) ? ",ro" : "");
+  cleanup_free char *mopts =
+      xasprintf("fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other,default_permissions", fuse);
+  if (mount("fuse-overlayfs", target, "fuse.fuse-overlayfs", (flags & MS_RDONLY) | MS_NODEV,
+            mopts) < 0)
+    return rrt_error_errno(err, "fuse-overlayfs: mount fuse on %s", target);
+  cleanup_free char *opts = without_kernel_opts(data);
   int errp[2];
-  if (pipe2(errp, O_CLOEXEC) < 0)
+  if (pipe2(errp, O_CLOEXEC) < 0) {
+    umount2(target, MNT_DETACH);
     return rrt_error_errno(err, "pipe");
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(errp[0]);
-    close(errp[1]);
-    return rrt_error_errno(err, "fork");
   }
+  pid_t pid = fork();
   if (pid == 0) {
     close(errp[0]);
-    if (dup2(errp[1], 2) < 0)
-      _exit(126);
-    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (null >= 0) {
-      dup2(null, 0);
-      dup2(null, 1);
-      if (null < 2) /* stdin or stdout was closed: dup2 onto itself kept O_CLOEXEC */
-        fcntl(null, F_SETFD, 0);
-    }
-    rrt_reset_signals();
-    execl(prog, "fuse-overlayfs", "-o", opts, target, (char *)NULL);
-    dprintf(2, "exec %s: %s", prog, strerror(errno));
-    _exit(127);
+    fuse_child(errp[1], fuse, prog, opts);
   }
   close(errp[1]);
+  if (pid < 0) {
+    close(errp[0]);
+    umount2(target, MNT_DETACH);
+    return rrt_error_errno(err, "fork");
+  }
   cleanup_free char *msg = NULL;
   size_t len = 0;
-  struct rrt_error ignored = RRT_ERROR_INIT;
-  rrt_read_fd(errp[0], &msg, &len, &ignored);
-  rrt_error_clear(&ignored);
+  rrt_read_fd(errp[0], &msg, &len, NULL);
   close(errp[0]);
   int status;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return 0;
+  umount2(target, MNT_DETACH);
   while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
     msg[--len] = '\0';
   return rrt_error_msgf(

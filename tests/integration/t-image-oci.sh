@@ -217,7 +217,7 @@ for mech in kernel fuse; do
   if [ "$mech" = fuse ] && [ -z "$fuse_ok" ]; then
     run drun --rm --overlay fuse "oci:$IMG/oci"
     like "$rc:$err" "^1:.*fuse-overlayfs" "--overlay fuse without fuse-overlayfs: a clear error"
-    skip "$fuse_skip" 6
+    skip "$fuse_skip" 7
     continue
   fi
   run drun --rm --overlay "$mech" -u 0 --entrypoint /bin/sh "oci:$IMG/oci" -c "$probe_script"
@@ -228,6 +228,10 @@ for mech in kernel fuse; do
     kernel) is "$out" overlay "--overlay kernel: the root is kernel overlayfs" ;;
     fuse) is "$out" fuse.fuse-overlayfs "--overlay fuse: the root is fuse-overlayfs" ;;
   esac
+  # Much written, then the container exits: nothing may wait on the overlay's own daemon.
+  run drun --rm --overlay "$mech" -u 0 --entrypoint /bin/sh "oci:$IMG/oci" -c \
+    'dd if=/dev/zero of=/big bs=1M count=200 2>/dev/null && sync -d /big && stat -c %s /big'
+  is "$rc:$out" "0:209715200" "--overlay $mech: 200 MiB written and synced, and the run ends"
   before=$(store_snapshot)
   a=$(new_id "$mech-a")
   b=$(new_id "$mech-b")
@@ -284,7 +288,7 @@ if [ -n "$fuse_ok" ]; then
   mv "$b/rootfs" "$b/lower" && mkdir -p "$b/rootfs" "$b/upper" "$b/work"
   cfg "$b" '.root.readonly = false | .annotations["rootlessrt.overlay"] = "fuse" |
     .mounts = [{destination: "/", type: "overlay", source: "overlay",
-    options: ["lowerdir=lower", "upperdir=upper", "workdir=work"]}] + .mounts |
+    options: ["lowerdir=\($b)/lower", "upperdir=\($b)/upper", "workdir=\($b)/work"]}] + .mounts |
     .hooks.createRuntime = [{path: "/bin/sh", args: ["sh", "-c", "echo $$ >\($b)/hook.pid; touch \($b)/in-hook; exec sleep 60"]}]' \
     --arg b "$b"
   rrt_bg "$T_WORK/fuse-kill.out" run -b "$b" "$(new_id fk)"
