@@ -345,10 +345,15 @@ void rrt_reset_signals(void)
 
 int rrt_write_pid_file(const char *path, pid_t pid, struct rrt_error *err)
 {
-  /* Atomic: an engine polling the file never reads half a number. */
+  /* Atomic: an engine polling the file never reads half a number. The temporary file is made
+   * anew, never opened through what is there: in a directory others can write (/tmp), another
+   * user's symlink by that name would have had the pid written into any file the caller can
+   * write, and then been renamed to path. */
   cleanup_free char *tmp = xasprintf("%s.rrt-tmp", path);
   cleanup_free char *txt = xasprintf("%d", pid);
-  if (rrt_write_file(tmp, txt, strlen(txt), O_CREAT | O_TRUNC, 0644, err) < 0)
+  if (unlink(tmp) < 0 && errno != ENOENT)
+    return rrt_error_errno(err, "--pid-file: remove %s", tmp);
+  if (rrt_write_file(tmp, txt, strlen(txt), O_CREAT | O_EXCL | O_NOFOLLOW, 0644, err) < 0)
     return rrt_error_wrap(err, "--pid-file");
   if (rename(tmp, path) < 0) {
     unlink(tmp);
