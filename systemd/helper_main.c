@@ -24,6 +24,10 @@
 #define MANAGER "org.freedesktop.systemd1.Manager"
 #define EXIT_NO_BUS 3
 
+/* Every reply, error and message is released on every path (the helper is LSan clean). */
+#define cleanup_bus_error __attribute__((cleanup(sd_bus_error_free)))
+#define cleanup_bus_msg __attribute__((cleanup(sd_bus_message_unrefp)))
+
 static int fail(const char *what, int r, const sd_bus_error *e)
 {
   fprintf(stderr, "rootlessrt-systemd: %s: %s\n", what,
@@ -128,6 +132,14 @@ struct jobs {
   size_t n;
 };
 
+static void jobs_free(struct jobs *j)
+{
+  for (size_t k = 0; k < j->n; k++) {
+    free(j->path[k]);
+    free(j->result[k]);
+  }
+}
+
 static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *e)
 {
   (void)e;
@@ -176,8 +188,10 @@ static int start(sd_bus *bus, struct jobs *jobs, char **argv, int argc)
 {
   const char *unit = argv[0], *slice = argv[1];
   uint32_t pid = (uint32_t)strtoul(argv[2], NULL, 10);
-  sd_bus_error e = SD_BUS_ERROR_NULL;
-  sd_bus_message *m = NULL, *reply = NULL;
+  cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+  cleanup_bus_msg sd_bus_message *m = NULL;
+  cleanup_bus_msg sd_bus_message *reply = NULL;
+  cleanup_bus_msg sd_bus_message *unit_reply = NULL;
   const char *job;
   int r;
   if ((r = sd_bus_message_new_method_call(bus, &m, DEST, PATH, MANAGER, "StartTransientUnit")) <
@@ -193,7 +207,6 @@ static int start(sd_bus *bus, struct jobs *jobs, char **argv, int argc)
       (r = sd_bus_message_append(m, "a(sa(sv))", 0)) < 0)
     return fail("StartTransientUnit: build the call", r, NULL);
   r = sd_bus_call(bus, m, 0, &e, &reply);
-  sd_bus_message_unref(m);
   if (r < 0)
     return fail("StartTransientUnit", r, &e);
   if ((r = sd_bus_message_read(reply, "o", &job)) < 0)
@@ -203,26 +216,24 @@ static int start(sd_bus *bus, struct jobs *jobs, char **argv, int argc)
     fprintf(stderr, "rootlessrt-systemd: start %s: job %s\n", unit, res);
     return 1;
   }
-  sd_bus_message_unref(reply);
   char *cg = NULL;
   const char *upath;
-  reply = NULL;
-  if ((r = sd_bus_call_method(bus, DEST, PATH, MANAGER, "GetUnit", &e, &reply, "s", unit)) < 0 ||
-      (r = sd_bus_message_read(reply, "o", &upath)) < 0)
+  if ((r = sd_bus_call_method(bus, DEST, PATH, MANAGER, "GetUnit", &e, &unit_reply, "s", unit)) <
+          0 ||
+      (r = sd_bus_message_read(unit_reply, "o", &upath)) < 0)
     return fail("GetUnit", r, &e);
   if ((r = sd_bus_get_property_string(bus, DEST, upath, "org.freedesktop.systemd1.Scope",
                                       "ControlGroup", &e, &cg)) < 0)
     return fail("ControlGroup", r, &e);
   printf("%s\n", cg);
   free(cg);
-  sd_bus_message_unref(reply);
   return 0;
 }
 
 static int set(sd_bus *bus, char **argv, int argc)
 {
-  sd_bus_error e = SD_BUS_ERROR_NULL;
-  sd_bus_message *m = NULL;
+  cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+  cleanup_bus_msg sd_bus_message *m = NULL;
   int r;
   if ((r = sd_bus_message_new_method_call(bus, &m, DEST, PATH, MANAGER, "SetUnitProperties")) < 0 ||
       (r = sd_bus_message_append(m, "sb", argv[0], 1)) < 0 ||
@@ -230,14 +241,13 @@ static int set(sd_bus *bus, char **argv, int argc)
       (r = append_props(m, argv + 1, argc - 1)) < 0 || (r = sd_bus_message_close_container(m)) < 0)
     return fail("SetUnitProperties: build the call", r, NULL);
   r = sd_bus_call(bus, m, 0, &e, NULL);
-  sd_bus_message_unref(m);
   return r < 0 ? fail("SetUnitProperties", r, &e) : 0;
 }
 
 static int stop(sd_bus *bus, struct jobs *jobs, const char *unit)
 {
-  sd_bus_error e = SD_BUS_ERROR_NULL;
-  sd_bus_message *reply = NULL;
+  cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+  cleanup_bus_msg sd_bus_message *reply = NULL;
   const char *job;
   int r =
       sd_bus_call_method(bus, DEST, PATH, MANAGER, "StopUnit", &e, &reply, "ss", unit, "replace");
@@ -252,7 +262,6 @@ static int stop(sd_bus *bus, struct jobs *jobs, const char *unit)
     fprintf(stderr, "rootlessrt-systemd: stop %s: job %s\n", unit, res);
     return 1;
   }
-  sd_bus_message_unref(reply);
   return 0;
 }
 
@@ -266,15 +275,15 @@ int main(int argc, char **argv)
     return 1;
   }
   const char *verb = argv[i++];
-  sd_bus *bus = NULL;
+  __attribute__((cleanup(sd_bus_flush_close_unrefp))) sd_bus *bus = NULL;
   int r = system ? sd_bus_open_system(&bus) : sd_bus_open_user(&bus);
   if (r < 0) {
     fprintf(stderr, "rootlessrt-systemd: no %s bus: %s\n", system ? "system" : "user",
             strerror(-r));
     return EXIT_NO_BUS;
   }
-  struct jobs jobs = {0};
-  sd_bus_error e = SD_BUS_ERROR_NULL;
+  __attribute__((cleanup(jobs_free))) struct jobs jobs = {0};
+  cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
   /* JobRemoved is sent to subscribers: match first, so that no job ends unseen. */
   if ((r = sd_bus_match_signal(bus, NULL, DEST, PATH, MANAGER, "JobRemoved", on_job_removed,
                                &jobs)) < 0)
@@ -298,10 +307,5 @@ int main(int argc, char **argv)
     fprintf(stderr, "rootlessrt-systemd: unknown verb or missing arguments: %s\n", verb);
     rc = 1;
   }
-  for (size_t k = 0; k < jobs.n; k++) {
-    free(jobs.path[k]);
-    free(jobs.result[k]);
-  }
-  sd_bus_flush_close_unref(bus);
   return rc;
 }

@@ -93,6 +93,17 @@ is "$(show "$unit" LoadState)" not-found "the scope is gone after delete"
 ok "and so is its cgroup" test ! -e "$scope"
 nothing_left "$id" "$b"
 
+# The helper's failures: its own message and status 1 (under check-asan, no leak report either).
+helper=$(dirname "$RRT")/rootlessrt-systemd
+run "$helper" stop "$unit"
+is "$rc:$err" "0:" "rootlessrt-systemd stop of a scope already gone: status 0, nothing said"
+run "$helper" start "rrt-none-$id.scope" "" 2147483647
+like "$rc:$err" '^1:rootlessrt-systemd: StartTransientUnit: [^'$'\n'']*$' \
+  "rootlessrt-systemd start with no such process: status 1, one line from systemd"
+run "$helper" set "$unit" Nope=1
+like "$rc:$err" '^1:rootlessrt-systemd: property Nope=1: .*build the call[^'$'\n'']*$' \
+  "rootlessrt-systemd set of an unknown property: status 1, naming it"
+
 # No cgroupsPath: rootlessrt-<id>.scope in user.slice.
 id=$(new_id dflt)
 cfg "$b" 'del(.linux.cgroupsPath) | .linux.resources = {}'
