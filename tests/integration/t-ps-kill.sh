@@ -55,8 +55,10 @@ run rrt delete "$id"
 is "$rc" 0 "delete"
 nothing_left "$id" "$b"
 
-# kill --all with a catchable signal: every process gets it (not just init).
-b2=$(mkbundle pk2 sh -c 'trap "echo init-term; exit 0" TERM; rrt-probe signals & wait; wait')
+# kill --all with a catchable signal: every process gets it (not just init). init's trap does not
+# exit: the second wait lets the child handle its TERM (an init that exited at once would end the
+# pid namespace, and the kernel's SIGKILL could beat the child's handler).
+b2=$(mkbundle pk2 sh -c 'trap "echo init-term" TERM; rrt-probe signals & wait; wait')
 id2=$(new_id pk2)
 o2=$T_WORK/pk2.out
 rrt run -d -b "$b2" "$id2" >"$o2" 2>&1
@@ -65,6 +67,8 @@ run rrt kill --all "$id2" TERM
 is "$rc" 0 "kill --all TERM"
 wait_until 10 grep -q 'got TERM' "$o2"
 has_line "$(cat "$o2")" '^got TERM$' "the child of init got TERM"
+wait_until 10 grep -q init-term "$o2"
+has_line "$(cat "$o2")" '^init-term$' "and so did init"
 wait_status "$id2" stopped 10
 run rrt delete -f "$id2"
 nothing_left "$id2" "$b2"
