@@ -374,10 +374,12 @@ static int mount_root_overlay(const struct rrt_rootfs_ctx *ctx, const struct rrt
  * tree of the file; -1 with err unset where the kernel cannot make one (then errno says why). */
 static int resolv_copy(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
 {
+  /* The path first; the clone the runtime made is for when init cannot open it (real root's
+   * user namespace and the state directory). */
   char path[RRT_FD_PATH_MAX];
-  cleanup_close int in =
-      open(ctx->resolv_fd >= 0 ? rrt_fd_path(ctx->resolv_fd, path) : ctx->resolv_conf,
-           O_RDONLY | O_CLOEXEC);
+  cleanup_close int in = open(ctx->resolv_conf, O_RDONLY | O_CLOEXEC);
+  if (in < 0 && (errno == EACCES || errno == EPERM) && ctx->resolv_fd >= 0)
+    in = open(rrt_fd_path(ctx->resolv_fd, path), O_RDONLY | O_CLOEXEC);
   cleanup_free char *text = NULL;
   size_t len = 0;
   if (in < 0 || rrt_read_fd(in, &text, &len, NULL) < 0)
