@@ -100,6 +100,27 @@ static void add(struct plan *p, const char *field, struct target t, const char *
   p->w[p->n++] = (struct write){xstrdup(field), xstrdup(dir), xstrdup(file), xstrdup(value)};
 }
 
+/* Whether add() could write t: its controller and file exist for the container. */
+static bool can_write(const struct plan *p, struct target t)
+{
+  if (t.v1 >= 0 && p->cg->v1[t.v1])
+    return t.v1file && rrt_cg_has(p->cg->v1[t.v1], t.v1file);
+  return t.v2file && p->cg->v2 && rrt_cg_has(p->cg->v2, t.v2file);
+}
+
+/* A value that asks for no limit (the kernel's default: unlimited, no quota) is not a limit that
+ * "cannot be applied" where the controller is missing: there is nothing to enforce. Engines pass
+ * them for every container (rootless podman: pids.limit -1), so only a real limit is an error. */
+static void add_or_default(struct plan *p, bool is_default, const char *field, struct target t,
+                           const char *v1value, const char *v2value)
+{
+  if (is_default && !can_write(p, t)) {
+    rrt_debug("linux.resources.%s: no limit asked, and no controller to write it to", field);
+    return;
+  }
+  add(p, field, t, v1value, v2value);
+}
+
 static json_object *get(json_object *o, const char *key)
 {
   json_object *v = NULL;
@@ -139,8 +160,8 @@ static int plan_memory(struct plan *p, json_object *mem, struct rrt_error *err)
     return -1;
   if (has_limit) {
     cleanup_free char *a = xasprintf("%lld", limit), *b = v2_limit(limit);
-    add(p, "memory.limit", (struct target){RRT_CG_MEMORY, "memory.limit_in_bytes", "memory.max"}, a,
-        b);
+    add_or_default(p, limit < 0, "memory.limit",
+                   (struct target){RRT_CG_MEMORY, "memory.limit_in_bytes", "memory.max"}, a, b);
   }
   if ((r = int_member(mem, "reservation", "memory.reservation", &v, err)) < 0)
     return -1;
@@ -158,8 +179,9 @@ static int plan_memory(struct plan *p, json_object *mem, struct rrt_error *err)
     cleanup_free char *a = xasprintf("%lld", v);
     cleanup_free char *b =
         v < 0 ? xstrdup("max") : xasprintf("%lld", has_limit && limit > 0 ? v - limit : v);
-    add(p, "memory.swap",
-        (struct target){RRT_CG_MEMORY, "memory.memsw.limit_in_bytes", "memory.swap.max"}, a, b);
+    add_or_default(p, v < 0, "memory.swap",
+                   (struct target){RRT_CG_MEMORY, "memory.memsw.limit_in_bytes", "memory.swap.max"},
+                   a, b);
   }
   if ((r = int_member(mem, "swappiness", "memory.swappiness", &v, err)) < 0)
     return -1;
@@ -195,7 +217,8 @@ static int plan_cpu_quota(struct plan *p, json_object *cpu, struct rrt_error *er
     if (hp)
       add(p, "cpu.period", (struct target){RRT_CG_CPU, "cpu.cfs_period_us", "cpu.max"}, pe, v2);
     if (hq)
-      add(p, "cpu.quota", (struct target){RRT_CG_CPU, "cpu.cfs_quota_us", "cpu.max"}, q, v2);
+      add_or_default(p, quota <= 0 && !hp, "cpu.quota",
+                     (struct target){RRT_CG_CPU, "cpu.cfs_quota_us", "cpu.max"}, q, v2);
   }
   if (hb) {
     cleanup_free char *b = xasprintf("%lld", burst);
@@ -215,7 +238,8 @@ static int plan_cpu(struct plan *p, json_object *cpu, struct rrt_error *err)
     long long w = v <= 0 ? 100 : 1 + ((v - 2) * 9999) / 262142;
     cleanup_free char *a = xasprintf("%lld", v);
     cleanup_free char *b = xasprintf("%lld", w < 1 ? 1 : w > 10000 ? 10000 : w);
-    add(p, "cpu.shares", (struct target){RRT_CG_CPU, "cpu.shares", "cpu.weight"}, a, b);
+    add_or_default(p, v == 0, "cpu.shares", (struct target){RRT_CG_CPU, "cpu.shares", "cpu.weight"},
+                   a, b);
   }
   if (plan_cpu_quota(p, cpu, err) < 0)
     return -1;
@@ -305,8 +329,8 @@ static int plan_misc(struct plan *p, json_object *res, struct rrt_error *err)
     if (want_int(x, "pids.limit", &v, err) < 0)
       return -1;
     cleanup_free char *a = xasprintf("%lld", v <= 0 ? -1 : v), *b = v2_limit(v <= 0 ? -1 : v);
-    add(p, "pids.limit", (struct target){RRT_CG_PIDS, "pids.max", "pids.max"}, v <= 0 ? "max" : a,
-        b);
+    add_or_default(p, v <= 0, "pids.limit", (struct target){RRT_CG_PIDS, "pids.max", "pids.max"},
+                   v <= 0 ? "max" : a, b);
   }
   size_t n = (arr = get(res, "hugepageLimits")) ? json_object_array_length(arr) : 0;
   for (size_t i = 0; i < n; i++) {

@@ -95,34 +95,43 @@ else
   rm -f "$pc_log"
 fi
 
-# containerd through its runc shim, as root and rootless under rootlesskit, when containerd is
-# installed (contrib/install-deps.sh installs it as root). Each check counts as one test.
-if [ "${RRT_ASAN:-0}" = 1 ]; then
-  echo "containerd: skipped (not under the sanitizers: the shim's timeouts are tuned for a normal build)"
-  skip=$((skip + 1))
-else
-  cd_log=$(mktemp)
-  bash "$here/engines/containerd.sh" "$build/rootlessrt" >"$cd_log" 2>&1
-  cd_rc=$?
-  grep -E '^(root|rootless): (not ok|ok # SKIP|#)|^ok # SKIP' "$cd_log" | sed 's/^/containerd: /'
-  grep -E '^containerd: skipped' "$cd_log"
-  line=$(grep -E '^containerd: [0-9]+ passed' "$cd_log" | tail -n 1)
+# engine NAME SCRIPT: one of tests/engines/ against the build; it ends with "NAME: N passed, N
+# failed, N skipped" (or "NAME: skipped (why)" and that summary). Each check counts as one test.
+engine() {
+  local name=$1 script=$2 log rc line
+  if [ "${RRT_ASAN:-0}" = 1 ]; then
+    echo "$name: skipped (not under the sanitizers: the engine's timeouts are tuned for a normal build)"
+    skip=$((skip + 1))
+    return
+  fi
+  log=$(mktemp)
+  bash "$here/engines/$script" "$build/rootlessrt" >"$log" 2>&1
+  rc=$?
+  grep -E '^((root|rootless): )?(not ok|ok # SKIP|#)' "$log" | sed "s/^/$name: /"
+  grep -E "^$name: skipped" "$log"
+  line=$(grep -E "^$name: [0-9]+ passed" "$log" | tail -n 1)
   if [ -z "$line" ]; then
-    grep -E '^containerd: ' "$cd_log"
-    tail -n 20 "$cd_log" | sed 's/^/containerd: /'
-    echo "not ok - containerd.sh printed no summary (exit status $cd_rc)"
+    tail -n 20 "$log" | sed "s/^/$name: /"
+    echo "not ok - $script printed no summary (exit status $rc)"
     fail=$((fail + 1))
   else
     echo "$line"
     pass=$((pass + $(count passed "$line")))
     fail=$((fail + $(count failed "$line")))
     skip=$((skip + $(count skipped "$line")))
-    if [ "$cd_rc" -ne 0 ] && [ "$(count failed "$line")" -eq 0 ]; then
+    if [ "$rc" -ne 0 ] && [ "$(count failed "$line")" -eq 0 ]; then
       fail=$((fail + 1))
     fi
   fi
-  rm -f "$cd_log"
-fi
+  rm -f "$log"
+}
+
+# containerd through its runc shim, as root and rootless under rootlesskit, when containerd is
+# installed (contrib/install-deps.sh installs it as root).
+engine containerd containerd.sh
+# Rootless podman with --cgroup-manager=systemd beside a real systemd --user manager (needs
+# ../shared/tools/systemd-user.sh; skipped with the reason without it).
+engine podman-systemd podman-systemd.sh
 
 if [ "$skip" -gt 0 ]; then
   echo "$pass passed, $fail failed, $skip skipped"

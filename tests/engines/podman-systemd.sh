@@ -68,6 +68,12 @@ outer() {
   local dir=$work/runtime-sd
   mkdir -p "$dir" && chmod 0755 "$dir"
   install -m 0755 "$runtime" "$dir/$(basename "$runtime")" || exit 2
+  # Its helpers beside it, where it looks first: without rootlessrt-systemd the runtime falls
+  # back to cgroupfs (one warning) and no scope is ever made.
+  local h
+  for h in rootlessrt-systemd rootlessrt-net; do
+    [ -x "$(dirname "$runtime")/$h" ] && install -m 0755 "$(dirname "$runtime")/$h" "$dir/$h"
+  done
   install -m 0755 "$here/podman-systemd.sh" "$dir/podman-systemd.sh" || exit 2
   local probe
   probe=${RRT_PROBE:-$(dirname "$runtime")/rrt-probe}

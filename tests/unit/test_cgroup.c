@@ -137,6 +137,19 @@ static void test_none(void)
   ok(r < 0 && strstr(rrt_error_msg(&err), "pids.limit: no delegated cgroup v2 pids controller"),
      "no cgroup at all: a limit is an error naming it: %s", rrt_error_msg(&err));
   rrt_error_clear(&err);
+  /* What engines pass for every container asks for no limit: nothing to enforce, no error. */
+  r = rrt_cgroup_update(&cg,
+                        "{\"pids\":{\"limit\":-1},\"memory\":{\"limit\":-1,\"swap\":-1},"
+                        "\"cpu\":{\"shares\":0,\"quota\":-1}}",
+                        false, &err);
+  ok(r == 0, "no cgroup at all: unlimited pids, memory, swap and cpu are accepted: %s",
+     r < 0 ? rrt_error_msg(&err) : "ok");
+  rrt_error_clear(&err);
+  r = rrt_cgroup_update(&cg, "{\"pids\":{\"limit\":-1},\"memory\":{\"limit\":1048576}}", false,
+                        &err);
+  ok(r < 0 && strstr(rrt_error_msg(&err), "memory.limit") && !strstr(rrt_error_msg(&err), "pids"),
+     "but a real limit beside them is still an error, naming only it: %s", rrt_error_msg(&err));
+  rrt_error_clear(&err);
   ok(rrt_cgroup_has_device_rules("{\"devices\":[{\"allow\":false}]}") &&
          !rrt_cgroup_has_device_rules("{\"devices\":[]}") && !rrt_cgroup_has_device_rules(NULL),
      "device rules are seen");
