@@ -180,7 +180,7 @@ static int fuse_mount(const char *target, unsigned long flags, const char *data,
   size_t len = 0;
   rrt_read_fd(errp[0], &msg, &len, NULL);
   close(errp[0]);
-  int status;
+  int status = -1; /* a failed waitpid is not a success */
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0)

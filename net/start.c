@@ -212,7 +212,7 @@ int rrt_net_start(pid_t init_pid, const struct rrt_net_config *cfg, pid_t *helpe
     _exit(h < 0 ? 1 : 0);
   }
   close(steal_fd(&wr));
-  int status;
+  int status = -1;
   while (waitpid(mid, &status, 0) < 0 && errno == EINTR)
     ;
   pid_t helper = -1;

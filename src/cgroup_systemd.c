@@ -81,7 +81,7 @@ static int run_helper(bool system, const char *const *args, char **out, char **m
   }
   close(o[0]);
   close(e[0]);
-  int st = 0;
+  int st = -1; /* not "exited 0" when waitpid fails */
   if (pid < 0)
     return -1;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR)

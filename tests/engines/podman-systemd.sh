@@ -52,7 +52,7 @@ outer() {
     [ "$("$runtime" features 2>/dev/null | jq -r .linux.cgroup.systemdUser 2>/dev/null)" != true ]; then
     manager=cgroupfs
     echo "ok # SKIP TODO: 7 scenarios: the runtime reports no systemd user cgroup driver" \
-      "(features: linux.cgroup.systemdUser; issue 13 item 1, being built by helper cgroups)"
+      "(features: linux.cgroup.systemdUser)"
     N_SKIP=$((N_SKIP + 7))
   fi
   user=${PC_USER:-tester}
