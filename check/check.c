@@ -22,9 +22,7 @@ void check_add(struct rrt_check *c, const char *name, enum rrt_check_level level
 {
   va_list ap;
   va_start(ap, fmt);
-  char *found = NULL;
-  if (vasprintf(&found, fmt, ap) < 0)
-    abort();
+  char *found = xvasprintf(fmt, ap);
   va_end(ap);
   c->items = xrealloc(c->items, (c->n + 1) * sizeof(*c->items));
   c->items[c->n++] = (struct rrt_check_item){name, level, found, fix};

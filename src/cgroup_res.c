@@ -38,9 +38,7 @@ static void problem(struct plan *p, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
-  char *m = NULL;
-  if (vasprintf(&m, fmt, ap) < 0)
-    abort();
+  char *m = xvasprintf(fmt, ap);
   va_end(ap);
   char *all = p->problems ? xasprintf("%s; %s", p->problems, m) : xstrdup(m);
   free(m);

@@ -157,9 +157,7 @@ static void prop(struct props *p, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
-  char *s = NULL;
-  if (vasprintf(&s, fmt, ap) < 0)
-    abort();
+  char *s = xvasprintf(fmt, ap);
   va_end(ap);
   p->v = xrealloc(p->v, (p->n + 2) * sizeof(*p->v));
   p->v[p->n++] = s;

@@ -138,11 +138,9 @@ void rrt_log(enum rrt_log_level level, const char *fmt, ...)
   if (level == RRT_LOG_DEBUG && !log_debug)
     return;
   int saved = errno;
-  char *msg = NULL;
   va_list ap;
   va_start(ap, fmt);
-  if (vasprintf(&msg, fmt, ap) < 0)
-    abort();
+  char *msg = xvasprintf(fmt, ap);
   va_end(ap);
 
   /* With --log, only errors also go to stderr, as runc does: at create an

@@ -99,13 +99,19 @@ char *xstrndup(const char *s, size_t n)
   return r;
 }
 
-char *xasprintf(const char *fmt, ...)
+char *xvasprintf(const char *fmt, va_list ap)
 {
   char *r = NULL;
-  va_list ap;
-  va_start(ap, fmt);
   if (vasprintf(&r, fmt, ap) < 0)
     abort();
+  return r;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  char *r = xvasprintf(fmt, ap);
   va_end(ap);
   return r;
 }

@@ -2,6 +2,7 @@
 #ifndef ROOTLESSRT_UTIL_H
 #define ROOTLESSRT_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -53,6 +54,7 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 void rrt_strv_free(char **v);
 size_t rrt_strv_len(char *const *v);
