@@ -13,17 +13,8 @@ set -u
 export LC_ALL=C
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-N_PASS=0 N_FAIL=0 N_SKIP=0
-pass() { N_PASS=$((N_PASS + 1)) && echo "ok - $1"; }
-fail() {
-  N_FAIL=$((N_FAIL + 1))
-  echo "not ok - $1"
-  shift
-  local l
-  for l in "$@"; do printf '%s\n' "$l" | sed 's/^/#   /'; done
-}
-skip() { N_SKIP=$((N_SKIP + 1)) && echo "ok # SKIP $1"; }
-summary() { echo "$1: $N_PASS passed, $N_FAIL failed, $N_SKIP skipped"; }
+# shellcheck source=tap.sh
+source "$here/tap.sh"
 
 # ---------------------------------------------------------------- the outer harness (root)
 
@@ -50,7 +41,7 @@ outer() {
   mkdir -p "$work/bin" "$work/root" "$work/rootless"
   cp "$runtime" "$work/bin/rootlessrt" || exit 2
   [ -x "$(dirname "$runtime")/rootlessrt-net" ] && cp "$(dirname "$runtime")/rootlessrt-net" "$work/bin/"
-  cp "$here/containerd.sh" "$work/bin/" || exit 2
+  cp "$here/containerd.sh" "$here/tap.sh" "$work/bin/" || exit 2
   if ! bash "$here/oci-image.sh" "$work/image.tar" docker.io/rrt/busybox:test >"$work/image.log" 2>&1; then
     fail "build the OCI image" "$(cat "$work/image.log")"
     summary containerd

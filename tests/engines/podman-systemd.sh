@@ -16,20 +16,12 @@ export LC_ALL=C
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 N_SCENARIOS=8
 
-N_PASS=0 N_FAIL=0 N_SKIP=0
-pass() { N_PASS=$((N_PASS + 1)) && echo "ok - $1"; }
-fail() {
-  N_FAIL=$((N_FAIL + 1))
-  echo "not ok - $1"
-  shift
-  local l
-  for l in "$@"; do printf '%s\n' "$l" | sed 's/^/#   /'; done
-}
-summary() { echo "podman-systemd: $N_PASS passed, $N_FAIL failed, $N_SKIP skipped"; }
+# shellcheck source=tap.sh
+source "$here/tap.sh"
 skip_all() {
   echo "podman-systemd: skipped ($1)"
   N_SKIP=$N_SCENARIOS
-  summary
+  summary podman-systemd
   exit 0
 }
 
@@ -60,7 +52,7 @@ outer() {
   if ! id -u "$user" >/dev/null 2>&1 || [ ! -f "$work/busybox-rootfs.tar" ]; then
     bash "$here/../podman/podman-check.sh" setup >/dev/null 2>&1 || {
       fail "tests/podman/podman-check.sh setup"
-      summary
+      summary podman-systemd
       exit 1
     }
   fi
@@ -75,6 +67,7 @@ outer() {
     [ -x "$(dirname "$runtime")/$h" ] && install -m 0755 "$(dirname "$runtime")/$h" "$dir/$h"
   done
   install -m 0755 "$here/podman-systemd.sh" "$dir/podman-systemd.sh" || exit 2
+  install -m 0644 "$here/tap.sh" "$dir/tap.sh" || exit 2
   local probe
   probe=${RRT_PROBE:-$(dirname "$runtime")/rrt-probe}
   [ -x "$probe" ] && install -m 0755 "$probe" "$dir/rrt-probe"
@@ -91,7 +84,7 @@ outer() {
     n=$(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$line") && N_FAIL=$((N_FAIL + n))
     n=$(sed -n 's/.* \([0-9]*\) skipped.*/\1/p' <<<"$line") && N_SKIP=$((N_SKIP + n))
   fi
-  summary
+  summary podman-systemd
   [ "$N_FAIL" -eq 0 ]
 }
 
@@ -201,5 +194,5 @@ fi
 kill "$listener" 2>/dev/null
 wait "$listener" 2>/dev/null
 
-summary
+summary podman-systemd
 [ "$N_FAIL" -eq 0 ]

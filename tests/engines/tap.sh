@@ -1,0 +1,14 @@
+# shellcheck shell=bash
+# tap.sh: sourced by the engine suites: TAP lines and their counts. summary NAME prints the line
+# run-all.sh reads, "NAME: N passed, N failed, N skipped".
+N_PASS=0 N_FAIL=0 N_SKIP=0
+pass() { N_PASS=$((N_PASS + 1)) && echo "ok - $1"; }
+fail() { # fail NAME [DIAG...]
+  N_FAIL=$((N_FAIL + 1))
+  echo "not ok - $1"
+  shift
+  local l
+  for l in "$@"; do printf '%s\n' "$l" | sed 's/^/#   /'; done
+}
+skip() { N_SKIP=$((N_SKIP + 1)) && echo "ok # SKIP $1"; }
+summary() { echo "$1: $N_PASS passed, $N_FAIL failed, $N_SKIP skipped"; }
