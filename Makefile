@@ -68,6 +68,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 PROBE := $(BUILD)/rrt-probe
 CONSOLE_RECV := $(BUILD)/console-recv
+PTYRUN := $(BUILD)/ptyrun
 
 .PHONY: all deps demo check check-asan unit integration bench lint format install clean fuzz podman-check \
         man dist deb deb-test rpm
@@ -114,6 +115,11 @@ $(CONSOLE_RECV): tests/helper/console-recv.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $<
 
+# Runs a command on a pty of its own that never sees input (the engine suites' -t checks).
+$(PTYRUN): tests/helper/ptyrun.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $<
+
 unit: $(UNIT_BINS)
 	@sh tests/run-unit.sh $(UNIT_BINS)
 
@@ -122,7 +128,7 @@ integration: all $(PROBE) $(CONSOLE_RECV)
 
 # One summary line for everything: unit + integration.
 check: deps
-	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(PROBE) $(CONSOLE_RECV)
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(PROBE) $(CONSOLE_RECV) $(PTYRUN)
 	@bash tests/run-all.sh $(BUILD)
 
 check-asan: deps
