@@ -162,10 +162,9 @@ crun_() {
 # Rootless on a host whose controllers are cgroup v1, as nerdctl's cgroup manager "none" does:
 # no cgroupsPath (the runtime uses a cgroup below its own, delegated one, for pause) and no
 # default cpu.shares, which nothing could apply.
-CG_FLAGS=() CG_WORDS=""
+CG_FLAGS=()
 if [ "$mode" = rootless ]; then
   CG_FLAGS=(--cgroup "" --cpu-shares 0)
-  CG_WORDS="--cgroup '' --cpu-shares 0" # the same, for a command line that a shell parses
 fi
 # cexec_ ID [CTR-EXEC-FLAGS...] -- CMD...
 cexec_() {
