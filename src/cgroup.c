@@ -342,9 +342,11 @@ static void inherit_cpuset(const char *parent, const char *child)
 }
 
 /* base/rel, made level by level. */
+/* *made: the topmost level this call created, NULL when the leaf was there already. */
 static int mkdir_levels(const char *base, const char *rel, bool v2, bool cpuset, char **leaf,
-                        struct rrt_error *err)
+                        char **made, struct rrt_error *err)
 {
+  *made = NULL;
   char *dir = xstrdup(base);
   cleanup_free char *copy = xstrdup(rel);
   char *save = NULL;
@@ -352,12 +354,18 @@ static int mkdir_levels(const char *base, const char *rel, bool v2, bool cpuset,
     if (v2)
       rrt_cg_enable_controllers(dir);
     char *next = xasprintf("%s/%s", dir, c);
-    if (mkdir(next, 0755) < 0 && errno != EEXIST) {
+    if (mkdir(next, 0755) == 0) {
+      if (!*made)
+        *made = xstrdup(next);
+    } else if (errno != EEXIST) {
       int e = errno;
       free(dir);
       rrt_error_set(err, e, "mkdir %s", next);
       free(next);
       return -1;
+    } else if (*made) { /* made above, yet there now: someone else's after all */
+      free(*made);
+      *made = NULL;
     }
     if (cpuset)
       inherit_cpuset(dir, next);
@@ -366,6 +374,21 @@ static int mkdir_levels(const char *base, const char *rel, bool v2, bool cpuset,
   }
   *leaf = dir;
   return 0;
+}
+
+/* The directory mkdir_levels is about to make, to rrt_cgroup_opts.found. */
+static int announce(const struct rrt_cgroup_opts *o, const struct rrt_cgroup *cg, const char *base,
+                    const char *rel, struct rrt_error *err)
+{
+  cleanup_free char *dir = xstrdup(base);
+  cleanup_free char *copy = xstrdup(rel);
+  char *save = NULL;
+  for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+    char *next = xasprintf("%s/%s", dir, c);
+    free(dir);
+    dir = next;
+  }
+  return o->found(cg, dir, o->found_arg, err);
 }
 
 /* A cgroup that already holds processes is someone else's: the container is not put with them
@@ -416,7 +439,9 @@ static int create_v2(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts
     return 0;
   }
   char *leaf = NULL;
-  if (mkdir_levels(base, rel, true, false, &leaf, err) < 0) {
+  if (o->found && announce(o, cg, base, rel, err) < 0)
+    return -1;
+  if (mkdir_levels(base, rel, true, false, &leaf, &cg->made_v2, err) < 0) {
     if (o->privileged || !denied(err->errnum))
       return rrt_error_wrap(err, "cgroup");
     *why = xasprintf("%s (not delegated to this user)", rrt_error_msg(err));
@@ -424,12 +449,15 @@ static int create_v2(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts
     return 0;
   }
   cg->v2 = leaf;
-  return check_empty(leaf, true, err);
+  if (check_empty(leaf, true, err) < 0)
+    return -1;
+  return o->found ? o->found(cg, NULL, o->found_arg, err) : 0;
 }
 
 /* As real root on a legacy or hybrid host: the same path in every v1 controller present. */
-static int create_v1(const struct rrt_cg_mounts *m, const struct own *w, const char *rel,
-                     bool absolute, struct rrt_cgroup *cg, struct rrt_error *err)
+static int create_v1(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts *m,
+                     const struct own *w, const char *rel, bool absolute, struct rrt_cgroup *cg,
+                     struct rrt_error *err)
 {
   for (int i = 0; i < RRT_CG_V1_N; i++) {
     if (!m->v1_mnt[i])
@@ -443,9 +471,12 @@ static int create_v1(const struct rrt_cg_mounts *m, const struct own *w, const c
         absolute ? xstrdup(m->v1_mnt[i]) : rrt_cg_dir_of(m->v1_mnt[i], m->v1_root[i], w->v1[i]);
     if (!base)
       continue;
-    if (mkdir_levels(base, rel, false, i == RRT_CG_CPUSET, &cg->v1[i], err) < 0)
+    if (o->found && announce(o, cg, base, rel, err) < 0)
+      return -1;
+    if (mkdir_levels(base, rel, false, i == RRT_CG_CPUSET, &cg->v1[i], &cg->made_v1[i], err) < 0)
       return rrt_error_wrap(err, "cgroup %s", v1_names[i]);
-    if (check_empty(cg->v1[i], false, err) < 0)
+    if (check_empty(cg->v1[i], false, err) < 0 ||
+        (o->found && o->found(cg, NULL, o->found_arg, err) < 0))
       return -1;
   }
   return 0;
@@ -501,12 +532,35 @@ static int create_cgroupfs(const struct rrt_cgroup_opts *o, struct rrt_cgroup *c
   cleanup_free char *why = NULL;
   int r = create_v2(o, &m, &w, rel, absolute, cg, &why, err);
   if (r == 0 && o->privileged)
-    r = create_v1(&m, &w, rel, absolute, cg, err);
+    r = create_v1(o, &m, &w, rel, absolute, cg, err);
   if (r == 0 && !cg->v2 && !any_v1(cg))
     r = without_cgroup(o, why ? why : "no cgroup hierarchy is mounted here", err);
   rrt_cg_mounts_free(&m);
   own_free(&w);
   return r;
+}
+
+static int remove_tree(const char *path);
+
+/* A failed create: what it made goes (init, if it got in, with it); a cgroup that was there
+ * before, and whatever runs in it, is left as it was. A systemd scope is the container's own. */
+static void undo_create(struct rrt_cgroup *cg)
+{
+  struct rrt_cgroup mine = {.unit = cg->unit, .system_bus = cg->system_bus};
+  mine.v2 = cg->unit || cg->made_v2 ? cg->v2 : NULL;
+  for (int i = 0; i < RRT_CG_V1_N; i++)
+    mine.v1[i] = cg->made_v1[i] ? cg->v1[i] : NULL;
+  rrt_cgroup_destroy(&mine);
+  rrt_cgroup_remove_made(cg);
+}
+
+void rrt_cgroup_remove_made(const struct rrt_cgroup *cg)
+{
+  for (int i = 0; i < RRT_CG_V1_N; i++)
+    if (cg->made_v1[i])
+      remove_tree(cg->made_v1[i]);
+  if (cg->made_v2)
+    remove_tree(cg->made_v2);
 }
 
 int rrt_cgroup_create(const struct rrt_cgroup_opts *o, pid_t init, struct rrt_cgroup *cg,
@@ -540,7 +594,7 @@ int rrt_cgroup_create(const struct rrt_cgroup_opts *o, pid_t init, struct rrt_cg
       r = rrt_cgroup_enter(cg, init, err);
   }
   if (r < 0) {
-    rrt_cgroup_destroy(cg);
+    undo_create(cg);
     rrt_cgroup_free(cg);
     return -1;
   }
@@ -596,8 +650,11 @@ void rrt_cgroup_load(const struct rrt_state *st, struct rrt_cgroup *cg)
 void rrt_cgroup_free(struct rrt_cgroup *cg)
 {
   free(cg->v2);
-  for (int i = 0; i < RRT_CG_V1_N; i++)
+  free(cg->made_v2);
+  for (int i = 0; i < RRT_CG_V1_N; i++) {
     free(cg->v1[i]);
+    free(cg->made_v1[i]);
+  }
   free(cg->unit);
   memset(cg, 0, sizeof(*cg));
 }

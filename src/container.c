@@ -143,6 +143,7 @@ static void create_signals_set(bool catch)
 
 struct create_ctx {
   const struct rrt_global *g;
+  struct rrt_cgroup cg_made; /* only made_v2 and made_v1: what a failed create removes */
   const struct rrt_create_opts *o;
   struct rrt_spec *spec;
   char *config_text;
@@ -179,6 +180,7 @@ static void create_ctx_free(struct create_ctx *c)
   free(c->pid_file);
   free(c->resolv_conf);
   free(c->seccomp_cache);
+  rrt_cgroup_free(&c->cg_made);
   if (c->dirfd >= 0)
     close(c->dirfd);
   if (c->listen_fd >= 0)
@@ -363,6 +365,22 @@ static int run_hooks(struct create_ctx *c, enum rrt_hook_kind kind, const char *
 
 /* The container's cgroups (cgroup.c says where and what): limits and device rules applied
  * before init is moved in. */
+/* rrt_cgroup_opts.found: the state directory records each cgroup directory of the container's
+ * before it is made (a pending record, which delete --force only rmdirs) and before anything
+ * goes into it. */
+static int record_cgroup(const struct rrt_cgroup *cg, const char *pending, void *arg,
+                         struct rrt_error *err)
+{
+  struct create_ctx *c = arg;
+  if (pending)
+    return rrt_state_record_pending_cgroup(c->dirfd, pending, err);
+  struct rrt_state st = {0};
+  rrt_cgroup_store(cg, &st);
+  int r = rrt_state_record_cgroup(c->dirfd, &st, err);
+  rrt_state_free(&st);
+  return r;
+}
+
 static int setup_cgroup(struct create_ctx *c, pid_t init, struct rrt_error *err)
 {
   const struct rrt_cgroup_opts o = {.id = c->o->id,
@@ -371,11 +389,16 @@ static int setup_cgroup(struct create_ctx *c, pid_t init, struct rrt_error *err)
                                     .has_limits = c->spec->lnx.has_resource_limits,
                                     .disabled = c->g->cgroup_disabled,
                                     .systemd = c->g->systemd_cgroup,
-                                    .privileged = rrt_host_privileged()};
+                                    .privileged = rrt_host_privileged(),
+                                    .found = record_cgroup,
+                                    .found_arg = c};
   struct rrt_cgroup cg;
   if (rrt_cgroup_create(&o, init, &cg, err) < 0)
     return -1;
   rrt_cgroup_store(&cg, &c->st);
+  c->cg_made.made_v2 = steal_ptr(&cg.made_v2);
+  for (int i = 0; i < RRT_CG_V1_N; i++)
+    c->cg_made.made_v1[i] = steal_ptr(&cg.made_v1[i]);
   rrt_cgroup_free(&cg);
   return 0;
 }
@@ -663,6 +686,7 @@ static void destroy_failed(struct create_ctx *c)
   if (c->st.net_helper > 0)
     kill_and_wait(c->st.net_helper, c->st.net_helper_start, 2000);
   rrt_cgroup_destroy_state(&c->st);
+  rrt_cgroup_remove_made(&c->cg_made);
   if (c->st.pid > 0 && c->spec && c->spec->hooks[RRT_HOOK_POSTSTOP].n > 0) {
     cleanup_free char *json = rrt_state_oci_json(&c->st, "stopped", false);
     rrt_hooks_run(c->spec, RRT_HOOK_POSTSTOP, json, &ignored);
@@ -858,6 +882,8 @@ static int destroy_loaded(struct loaded *l, struct rrt_error *err)
   if (l->st.net_helper > 0)
     kill_and_wait(l->st.net_helper, l->st.net_helper_start, 2000);
   rrt_cgroup_destroy_state(&l->st);
+  if (l->broken)
+    rrt_state_remove_pending_cgroup(l->dirfd);
   if (rrt_state_remove(l->root, l->st.id, err) < 0)
     return -1;
   struct rrt_error ignored = RRT_ERROR_INIT;

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "rootlessrt/cgroup.h"
@@ -330,14 +332,37 @@ int rrt_state_record_init(int dirfd, pid_t pid, unsigned long long start, struct
   return 0;
 }
 
+/* A record replaced whole: a new symlink renamed over the old one. */
+static int replace_record(int dirfd, const char *name, const char *target, struct rrt_error *err)
+{
+  char tmp[64];
+  snprintf(tmp, sizeof(tmp), ".%s.new", name);
+  unlinkat(dirfd, tmp, 0);
+  if (symlinkat(target, dirfd, tmp) < 0 || renameat(dirfd, tmp, dirfd, name) < 0) {
+    int e = errno;
+    unlinkat(dirfd, tmp, 0);
+    return rrt_error_set(err, e, "write state: %s", name);
+  }
+  return 0;
+}
+
+/* A cgroup directory create is about to make: "cgroup-new" until the next is known. */
+int rrt_state_record_pending_cgroup(int dirfd, const char *dir, struct rrt_error *err)
+{
+  return replace_record(dirfd, "cgroup-new", dir, err);
+}
+
+/* Written as each directory is found to be the container's (rrt_cgroup_opts.found), and again
+ * with the whole once create has them all. */
 int rrt_state_record_cgroup(int dirfd, const struct rrt_state *st, struct rrt_error *err)
 {
-  if (st->cgroup && symlinkat(st->cgroup, dirfd, "cgroup") < 0 && errno != EEXIST)
-    return rrt_error_errno(err, "write state: cgroup");
+  if (st->cgroup && replace_record(dirfd, "cgroup", st->cgroup, err) < 0)
+    return -1;
   /* cgroup v1 directories and the systemd scope, as state.json has them (cgroup.c). */
   if (st->cgroups_json && strlen(st->cgroups_json) < PATH_MAX &&
-      symlinkat(st->cgroups_json, dirfd, "cgroups") < 0 && errno != EEXIST)
-    return rrt_error_errno(err, "write state: cgroups");
+      replace_record(dirfd, "cgroups", st->cgroups_json, err) < 0)
+    return -1;
+  unlinkat(dirfd, "cgroup-new", 0); /* superseded */
   return 0;
 }
 
@@ -354,6 +379,17 @@ static char *read_record(int dirfd, const char *name)
     return NULL;
   buf[n] = '\0';
   return xstrdup(buf);
+}
+
+void rrt_state_remove_pending_cgroup(int dirfd)
+{
+  /* Recorded before its mkdir, and superseded before anything went into it: if it exists it is
+   * empty, or it is not the container's, and rmdir leaves a cgroup with processes alone. */
+  cleanup_free char *dir = read_record(dirfd, "cgroup-new");
+  struct statfs sf;
+  if (dir && dir[0] == '/' && statfs(dir, &sf) == 0 &&
+      (sf.f_type == CGROUP2_SUPER_MAGIC || sf.f_type == CGROUP_SUPER_MAGIC) && rmdir(dir) == 0)
+    rrt_debug("delete: removed %s, which a killed create had just made", dir);
 }
 
 void rrt_state_from_records(int dirfd, const char *id, struct rrt_state *st)

@@ -317,6 +317,38 @@ state_left() { # state_left ID: what the runtime still has of ID (files under RR
   rrt list -q 2>/dev/null | grep -Fx -- "$1"
 }
 
+# kill_after MICROSECONDS CMD...: runs CMD (stdio on /dev/null, so that no container keeps a
+# pipe of ours open), SIGKILLs it after the delay unless it is done; prints "killed" or
+# "exited N". A delay of -1: no kill; prints how long CMD took in microseconds when it
+# succeeded, "exited N" otherwise.
+kill_after() {
+  "$PY" -c '
+import os, signal, sys, time
+delay = int(sys.argv[1]) / 1e6
+pid = os.fork()
+if pid == 0:
+    fd = os.open("/dev/null", os.O_RDWR)
+    for i in range(3):
+        os.dup2(fd, i)
+    os.execv(sys.argv[2], sys.argv[2:])
+t0 = time.monotonic()
+if delay >= 0:
+    time.sleep(delay)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+_, st = os.waitpid(pid, 0)
+took = int((time.monotonic() - t0) * 1e6)
+if os.WIFSIGNALED(st):
+    print("killed")
+elif delay < 0 and os.WEXITSTATUS(st) == 0:
+    print(took)
+else:
+    print("exited %d" % os.WEXITSTATUS(st))
+' "$@"
+}
+
 # nothing_left ID BUNDLE [NAME]: no state for ID, no process and no mount that references BUNDLE.
 # Allows 3 s for a process the runtime is still reaping.
 nothing_left() {

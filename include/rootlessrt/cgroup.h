@@ -33,6 +33,11 @@ struct rrt_cgroup {
   char *v1[RRT_CG_V1_N]; /* its directory in each cgroup v1 hierarchy (co-mounted ones share) */
   char *unit;            /* the systemd scope holding it (--systemd-cgroup) */
   bool system_bus;       /* that scope belongs to the system manager, not the user's */
+  /* At create only: the topmost directory create itself made for v2 and for each v1 directory,
+   * NULL where the directory was there before. A failed create removes what it made, and never
+   * kills anything in or removes a cgroup that was there before it. */
+  char *made_v2;
+  char *made_v1[RRT_CG_V1_N];
 };
 
 /* What create asks for. */
@@ -44,7 +49,17 @@ struct rrt_cgroup_opts {
   bool disabled;              /* --cgroup-manager=disabled */
   bool systemd;               /* --systemd-cgroup / --cgroup-manager=systemd */
   bool privileged;            /* real root on the host: v1 controllers, device rules */
+  /* Called before each directory of the container's is made (pending: that directory), and as
+   * soon as it is known to be its own, made or found empty (pending NULL, cg what is known),
+   * before anything is written into it: create records both, so that delete --force finds the
+   * cgroup whatever instant create dies at. */
+  int (*found)(const struct rrt_cgroup *cg, const char *pending, void *arg, struct rrt_error *err);
+  void *found_arg;
 };
+
+/* After a failed create, once the container's cgroup is destroyed: the levels above it that
+ * create made (made_v2, made_v1) go too. */
+void rrt_cgroup_remove_made(const struct rrt_cgroup *cg);
 
 /* The names the v1 controllers have in /proc/self/cgroup and mount options. */
 const char *rrt_cgroup_v1_name(enum rrt_cg_v1 c);

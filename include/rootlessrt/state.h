@@ -53,6 +53,10 @@ int rrt_state_read_file(int dirfd, const char *name, char **out, size_t *len,
  * "cgroup" and "cgroups" (st->cgroup and st->cgroups_json) once the cgroups exist. */
 int rrt_state_record_init(int dirfd, pid_t pid, unsigned long long start, struct rrt_error *err);
 int rrt_state_record_cgroup(int dirfd, const struct rrt_state *st, struct rrt_error *err);
+/* The cgroup directory create is about to make ("cgroup-new"), until the next record. */
+int rrt_state_record_pending_cgroup(int dirfd, const char *dir, struct rrt_error *err);
+/* delete --force of a container create left half made: rmdir of that directory, no more. */
+void rrt_state_remove_pending_cgroup(int dirfd);
 /* What the records say when state.json cannot be read: st gets id, owner, and init's pid and
  * start time and the cgroup when recorded. */
 void rrt_state_from_records(int dirfd, const char *id, struct rrt_state *st);

@@ -8,38 +8,6 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-# kill_after MICROSECONDS CMD...: runs CMD (stdio on /dev/null, so that no container keeps a
-# pipe of ours open), SIGKILLs it after the delay unless it is done; prints "killed" or
-# "exited N". A delay of -1: no kill; prints how long CMD took in microseconds when it
-# succeeded, "exited N" otherwise.
-kill_after() {
-  "$PY" -c '
-import os, signal, sys, time
-delay = int(sys.argv[1]) / 1e6
-pid = os.fork()
-if pid == 0:
-    fd = os.open("/dev/null", os.O_RDWR)
-    for i in range(3):
-        os.dup2(fd, i)
-    os.execv(sys.argv[2], sys.argv[2:])
-t0 = time.monotonic()
-if delay >= 0:
-    time.sleep(delay)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-_, st = os.waitpid(pid, 0)
-took = int((time.monotonic() - t0) * 1e6)
-if os.WIFSIGNALED(st):
-    print("killed")
-elif delay < 0 and os.WEXITSTATUS(st) == 0:
-    print(took)
-else:
-    print("exited %d" % os.WEXITSTATUS(st))
-' "$@"
-}
-
 # leftovers ID BUNDLE: what is still there of the container (empty when nothing), after a
 # generous wait for processes that are dying.
 leftovers() {

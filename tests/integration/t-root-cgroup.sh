@@ -8,7 +8,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=43
+N=53
 if [ "$(id -u)" != 0 ] || [ "$(awk 'NR == 1 {print $1, $2, $3}' /proc/self/uid_map)" != "0 0 4294967295" ]; then
   skip "cgroup v1 is for real root only; this runs as uid $(id -u)" "$N"
   done_testing
@@ -151,8 +151,57 @@ id2=$(new_id busy)
 run rrt run -d -b "$b" "$id2"
 is "$rc" 1 "a cgroupsPath whose cgroup holds another container's processes is refused"
 like "$err" 'already holds processes' "saying so"
+is "$(status_of "$id")" running "the refused create leaves the other container running"
+ok "and its cgroup in place" test -d "$V1/pids/$top/busy"
 rrt delete -f "$id" >/dev/null 2>&1
 nothing_left "$id2" "$b"
+# A cgroup of the host's, with a process that is no container's in it.
+mkdir -p "$V1/pids/$top/host"
+sleep 300 &
+host_pid=$!
+echo "$host_pid" >"$V1/pids/$top/host/cgroup.procs"
+cfg "$b" '.linux.cgroupsPath = $p' --arg p "/$top/host"
+id=$(new_id host)
+run rrt run -d -b "$b" "$id"
+like "$rc:$err" '^1:.*already holds processes' "a cgroupsPath naming a host cgroup with processes is refused"
+ok "the process in it lives on" kill -0 "$host_pid"
+has_line "$(cat "$V1/pids/$top/host/cgroup.procs" 2>/dev/null)" "^$host_pid\$" "and its cgroup is untouched"
+kill "$host_pid" 2>/dev/null
+wait "$host_pid" 2>/dev/null
+
+# ---------------------------------------------------------------- a failed create
+# A createRuntime hook that fails, after the cgroup is made: every level of the path the runtime
+# made goes, in every hierarchy.
+cfg "$b" '.linux.cgroupsPath = $p | .hooks = {"createRuntime": [{"path": "/bin/false"}]}' \
+  --arg p "/$top/made/x/y"
+id=$(new_id made)
+run rrt run -d -b "$b" "$id"
+is "$rc" 1 "a create whose createRuntime hook fails"
+is "$(find "$V1" -maxdepth 3 -path "*/$top/made" 2>/dev/null)" "" \
+  "removes the levels of cgroupsPath /$top/made/x/y it made, in every hierarchy"
+nothing_left "$id" "$b"
+
+# ---------------------------------------------------------------- create killed half way
+# Whatever instant create dies at, delete --force finds the container's cgroup: it is recorded
+# before anything is written into it.
+cfg "$b" '.linux.cgroupsPath = $p | del(.hooks)' --arg p "/$top/killed"
+id=$(new_id killed)
+dur=$(kill_after -1 "$RRT" --root "$RRT_ROOT" create -b "$b" "$id")
+rrt delete -f "$id" >/dev/null 2>&1
+[[ $dur =~ ^[0-9]+$ ]] || dur=30000
+bad="" killed=0
+for ((i = 0; i < 16; i++)); do
+  d=$((dur * 13 * i / 10 / 16))
+  id=$(new_id killed)
+  [ "$(kill_after "$d" "$RRT" --root "$RRT_ROOT" create -b "$b" "$id")" = killed ] && killed=$((killed + 1))
+  rrt delete --force "$id" >/dev/null 2>&1
+  left=$(find "$V1" -maxdepth 3 -path "*/$top/killed" 2>/dev/null | tr '\n' ' ')
+  [ -z "$left" ] || bad+=" ${d}us($left)"
+  find "$V1" -depth -maxdepth 3 -path "*/$top/killed" -exec rmdir {} \; 2>/dev/null
+done
+diag "create took ${dur} us; $killed of 16 runs killed"
+is "${bad# }" "" "delete --force removes the cgroup of a create killed at any instant"
+ok "the sweep did kill creates half way" test "$killed" -gt 0
 for bad in "a/../b" "sys.slice:p:n" "/"; do
   cfg "$b" '.linux.cgroupsPath = $p' --arg p "$bad"
   id=$(new_id bad)
