@@ -915,6 +915,24 @@ void rrt_cgroup_destroy(const struct rrt_cgroup *cg)
     rrt_cg_systemd_stop(cg);
 }
 
+/* "oom_kill N" in v2 memory.events or v1 memory.oom_control, N > 0. */
+static bool oom_kills_in(const char *dir, const char *file)
+{
+  cleanup_free char *text = dir ? rrt_cg_read(dir, file) : NULL;
+  const char *p = text ? strstr(text, "oom_kill ") : NULL;
+  return p && strtoull(p + 9, NULL, 10) > 0;
+}
+
+bool rrt_cgroup_oom_killed(const struct rrt_state *st)
+{
+  struct rrt_cgroup cg;
+  rrt_cgroup_load(st, &cg);
+  bool killed = oom_kills_in(cg.v2, "memory.events") ||
+                oom_kills_in(cg.v1[RRT_CG_MEMORY], "memory.oom_control");
+  rrt_cgroup_free(&cg);
+  return killed;
+}
+
 void rrt_cgroup_destroy_state(const struct rrt_state *st)
 {
   if (!st->cgroup && !st->cgroups_json)

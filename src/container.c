@@ -587,6 +587,16 @@ static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
   return 0;
 }
 
+/* The container process closed its end before it was ready (EPIPE): when the kernel's OOM
+ * killer took it, in the container's cgroup, say so rather than only that it exited. */
+static void why_init_ended(const struct create_ctx *c, struct rrt_error *err)
+{
+  if (err->errnum == EPIPE && rrt_cgroup_oom_killed(&c->st))
+    rrt_error_msgf(err, EPIPE,
+                   "the container process was killed by the kernel's OOM killer before it was "
+                   "ready: linux.resources.memory.limit is too low for it");
+}
+
 static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *err)
 {
   if (create_prepare(c, err) < 0)
@@ -654,15 +664,19 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   create_init = init;
   if (create_interrupted)
     kill(init, SIGKILL);
-  if (while_helpers_run(c, parent_fd, init, maps, err) < 0)
+  if (while_helpers_run(c, parent_fd, init, maps, err) < 0) {
+    why_init_ended(c, err);
     return -1;
+  }
   int r = rrt_userns_maps_end(steal_ptr(&maps), err);
   if (r < 0)
     return rrt_error_wrap(err, "user namespace");
   PHASE("id maps written");
   close(steal_fd(&maps_w));
-  if (create_after_init(c, parent_fd, init, err) < 0)
+  if (create_after_init(c, parent_fd, init, err) < 0) {
+    why_init_ended(c, err);
     return -1;
+  }
   if (init != child)
     reap_quietly(steal_pid(&child));
   if (c->pid_file && rrt_write_pid_file(c->pid_file, init, err) < 0)

@@ -89,6 +89,8 @@ bool rrt_cgroup_exists(const struct rrt_cgroup *cg);
 /* At delete: kills everything left in it (frozen processes too), waits until it is empty and
  * removes it (and the systemd scope). Best effort: what cannot be removed is a warning. */
 void rrt_cgroup_destroy(const struct rrt_cgroup *cg);
+/* Whether the kernel's OOM killer killed a process in the container's cgroup. */
+bool rrt_cgroup_oom_killed(const struct rrt_state *st);
 /* The same for the cgroups a state records. */
 void rrt_cgroup_destroy_state(const struct rrt_state *st);
 

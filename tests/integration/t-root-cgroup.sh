@@ -8,7 +8,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=53
+N=56
 if [ "$(id -u)" != 0 ] || [ "$(awk 'NR == 1 {print $1, $2, $3}' /proc/self/uid_map)" != "0 0 4294967295" ]; then
   skip "cgroup v1 is for real root only; this runs as uid $(id -u)" "$N"
   done_testing
@@ -180,6 +180,16 @@ is "$rc" 1 "a create whose createRuntime hook fails"
 is "$(find "$V1" -maxdepth 3 -path "*/$top/made" 2>/dev/null)" "" \
   "removes the levels of cgroupsPath /$top/made/x/y it made, in every hierarchy"
 nothing_left "$id" "$b"
+
+# ---------------------------------------------------------------- killed by the OOM killer
+# A memory limit far below what init needs: the kernel kills it before it is ready.
+cfg "$b" '.linux.cgroupsPath = $p | .linux.resources = {"memory": {"limit": 4096}}' --arg p "/$top/oom"
+id=$(new_id oom)
+run rrt run -d -b "$b" "$id"
+like "$rc:$err" "^1:.*OOM killer.*linux\.resources\.memory\.limit" \
+  "init killed by the OOM killer: the error says so and names memory.limit"
+nothing_left "$id" "$b"
+is "$(find "$V1" -maxdepth 3 -path "*/$top/oom" 2>/dev/null)" "" "and its cgroup is gone"
 
 # ---------------------------------------------------------------- create killed half way
 # Whatever instant create dies at, delete --force finds the container's cgroup: it is recorded
