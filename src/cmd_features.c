@@ -19,23 +19,18 @@
 
 /* Every option mount.c knows. Each is passed through rrt_mount_opts_parse
  * before it is listed, so the document never claims more than the parser
- * accepts. idmap/ridmap (refused) and tmpcopyup (ignored) are left out. */
+ * accepts. idmap/ridmap (refused) are left out. */
 static const char *const mount_options[] = {
-    "async",        "atime",       "bind",           "defaults",
-    "dev",          "diratime",    "dirsync",        "exec",
-    "lazytime",     "loud",        "mand",           "noatime",
-    "nodev",        "nodiratime",  "noexec",         "nolazytime",
-    "nomand",       "norelatime",  "nostrictatime",  "nosuid",
-    "nosymfollow",  "private",     "rbind",          "ratime",
-    "rdev",         "rdiratime",   "relatime",       "remount",
-    "rexec",        "rnoatime",    "rnodev",         "rnodiratime",
-    "rnoexec",      "rnorelatime", "rnostrictatime", "rnosuid",
-    "rnosymfollow", "ro",          "rprivate",       "rrelatime",
-    "rro",          "rrw",         "rshared",        "rslave",
-    "rstrictatime", "rsuid",       "rsymfollow",     "runbindable",
-    "rw",           "shared",      "silent",         "slave",
-    "strictatime",  "suid",        "symfollow",      "sync",
-    "unbindable",
+    "async",         "atime",        "bind",        "defaults",     "dev",         "diratime",
+    "dirsync",       "exec",         "lazytime",    "loud",         "mand",        "noatime",
+    "nodev",         "nodiratime",   "noexec",      "nolazytime",   "nomand",      "norelatime",
+    "nostrictatime", "nosuid",       "nosymfollow", "notmpcopyup",  "private",     "rbind",
+    "ratime",        "rdev",         "rdiratime",   "relatime",     "remount",     "rexec",
+    "rnoatime",      "rnodev",       "rnodiratime", "rnoexec",      "rnorelatime", "rnostrictatime",
+    "rnosuid",       "rnosymfollow", "ro",          "rprivate",     "rrelatime",   "rro",
+    "rrw",           "rshared",      "rslave",      "rstrictatime", "rsuid",       "rsymfollow",
+    "runbindable",   "rw",           "shared",      "silent",       "slave",       "strictatime",
+    "suid",          "symfollow",    "sync",        "tmpcopyup",    "unbindable",
 };
 
 static const char *const seccomp_actions[] = {

@@ -77,8 +77,8 @@ static const struct opt_def opt_defs[] = {
     {"group", OPT_IGNORE, 0},
     {"_netdev", OPT_IGNORE, 0},
     /* Runtime extensions handled by rootfs.c from the raw option list (idmap is
-     * refused there, the recursive r* attributes use mount_setattr), or not
-     * implemented (tmpcopyup: podman only asks for it on an empty tmpfs). */
+     * refused there, the recursive r* attributes use mount_setattr, tmpcopyup
+     * fills a tmpfs with a copy of what it covers: tmpcopyup.c). */
     {"tmpcopyup", OPT_IGNORE, 0},
     {"notmpcopyup", OPT_IGNORE, 0},
     {"idmap", OPT_IGNORE, 0},

@@ -257,6 +257,8 @@ static int mount_special(const struct rrt_rootfs_ctx *ctx, int rootfd, const str
   if (streq(type, "cgroup") || streq(type, "cgroup2"))
     return rrt_mount_cgroup(ctx, rootfd, m, o, err);
 
+  if (streq(type, "tmpfs") && has_option(m, "tmpcopyup"))
+    return rrt_tmpfs_copyup(rootfd, dest, m->source, o->flags, o->data, err);
   r = rrt_fs_mount(rootfd, dest, m->source, type, o->flags, o->data, err);
   if (r == 0 || !ctx->userns)
     return r;

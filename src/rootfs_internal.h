@@ -45,6 +45,11 @@ int rrt_remount_bind(int fd, unsigned long flags, int locked_from, struct rrt_er
  * other flag: mount_setattr(2), or a bind remount on old kernels. */
 int rrt_make_readonly(int fd, bool recursive, struct rrt_error *err);
 
+/* A tmpfs on `dest` that starts as a copy of the directory it covers (the tmpcopyup option):
+ * tmpcopyup.c. */
+int rrt_tmpfs_copyup(int rootfd, const char *dest, const char *source, unsigned long flags,
+                     const char *data, struct rrt_error *err);
+
 /* A new superblock (tmpfs, proc, devpts, ...) on `dest` inside the rootfs (created as a
  * directory when missing). */
 int rrt_fs_mount(int rootfd, const char *dest, const char *source, const char *type,

@@ -128,6 +128,34 @@ ok "the ro bind did not write to the host" test ! -e "$share/g"
 is "$(sed -n 3p <<<"$mo")" ok "a tmpfs mount is writable under a read-only root"
 like "$(sed -n 4p <<<"$mo")" ' /mnt/t [^ ]*nosuid,nodev[^ ]* (.* )?- tmpfs ' "the tmpfs has nosuid,nodev"
 
+# tmpcopyup (podman's --tmpfs asks for it): the tmpfs starts as a copy of the directory it
+# covers, owners, modes and symlinks kept; writes stay in the tmpfs. Without it: empty.
+b=$(mkbundle copyup sh -c 'cat /opt/data/f; readlink /opt/data/l; stat -c %a /opt/data/sub
+  cat /opt/data/sub/g; echo new >/opt/data/n && cat /opt/data/n
+  grep -c " /opt/data .* - tmpfs " /proc/self/mountinfo; ls -A /opt/plain | wc -l; readlink /opt/data/esc')
+mkdir -p "$b/rootfs/opt/data/sub" "$b/rootfs/opt/plain"
+echo image-f >"$b/rootfs/opt/data/f"
+echo image-g >"$b/rootfs/opt/data/sub/g"
+echo hidden >"$b/rootfs/opt/plain/x"
+ln -s f "$b/rootfs/opt/data/l"
+ln -s ../../../../../../etc/shadow "$b/rootfs/opt/data/esc"
+chmod 0750 "$b/rootfs/opt/data/sub"
+cfg "$b" '.mounts += [
+    {destination: "/opt/data", type: "tmpfs", source: "tmpfs", options: ["tmpcopyup", "size=1m"]},
+    {destination: "/opt/plain", type: "tmpfs", source: "tmpfs", options: ["size=1m"]}]'
+inside "$b"
+is "$rc" 0 "a tmpfs mount with tmpcopyup"
+[ "$rc" = 0 ] || diag "$err"
+is "$out" "image-f
+f
+750
+image-g
+new
+1
+0
+../../../../../../etc/shadow" "tmpcopyup: files, symlinks (as symlinks), modes and subdirectories copied; the tmpfs writable; a plain tmpfs empty"
+ok "tmpcopyup: writes stayed in the tmpfs" test ! -e "$b/rootfs/opt/data/n"
+
 # A mount target that is a symlink to an absolute path is resolved inside the rootfs: the mount
 # must land in the rootfs (visible inside), never on the host path (invisible inside).
 outside=$T_WORK/outside

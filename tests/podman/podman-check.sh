@@ -291,6 +291,8 @@ scn_volume_ro() {
 }
 scn_read_only()       { want "$(printf 'ro\ntmp-rw')" P run --rm --read-only $I sh -c 'touch /f 2>/dev/null && echo rw || echo ro; touch /tmp/f && echo tmp-rw'; }
 scn_tmpfs()           { want "tmpfs" P run --rm --tmpfs /scratch:size=1m $I sh -c 'awk "\$2==\"/scratch\"{print \$3}" /proc/mounts'; }
+# --tmpfs asks for tmpcopyup: the image's files are there, on the tmpfs.
+scn_tmpfs_copyup()    { want "tmpfs copied" P run --rm --tmpfs /etc:size=1m $I sh -c 'awk "\$2==\"/etc\"{printf \"%s \", \$3}" /proc/mounts; grep -q "^root:" /etc/passwd && echo copied'; }
 scn_shm_size()        { want "1024" P run --rm --shm-size 1m $I sh -c 'df -k /dev/shm | awk "NR==2{print \$2}"'; }
 scn_caps_default()    { want "$default_caps" P run --rm $I sh -c 'awk "/^CapEff/{print \$2}" /proc/self/status'; }
 scn_cap_drop_all()    { want "0000000000000000 0000000000000000 0000000000000000" P run --rm --cap-drop ALL $I sh -c 'awk "/^Cap(Eff|Prm|Bnd)/{printf \"%s \", \$2}" /proc/self/status | sed "s/ \$//"'; }
@@ -465,7 +467,7 @@ scn_x_update() {
 EXTRA_SCENARIOS="x_pause_unpause x_memory_limit x_pids_limit x_update"
 
 SCENARIOS="run_echo default_cmd exit_code run_attach_stdio cmd_not_found cmd_not_executable rm_cleans_up stdin_pipe tty env_workdir_hostname image_env_path
- user user_groups volume_rw volume_ro read_only tmpfs shm_size caps_default cap_drop_all cap_add caps_nonroot_user privileged
+ user user_groups volume_rw volume_ro read_only tmpfs tmpfs_copyup shm_size caps_default cap_drop_all cap_add caps_nonroot_user privileged
  seccomp_default seccomp_profile_file seccomp_unconfined seccomp_enforced no_new_privileges ulimit sysctl
  masked_readonly_paths dev_and_mounts device init userns_keep_id uidmap net_none net_slirp4netns net_host uts_host
  port_publish pod preserve_fds log_passthrough cgroups_disabled
