@@ -303,17 +303,34 @@ static int plan_state(struct create_ctx *c, struct rrt_error *err)
  * run, as is everything here; its ext4 work (a directory, two inodes) is often waiting on the
  * journal. init gets the start socket with CONTINUE.
  */
+static int make_state_files(struct create_ctx *c, struct rrt_error *err);
+
+/* A write into the state directory failed (a full disk: "No space left on device"): whose
+ * directory, and where, so that the user knows which filesystem to look at. */
+static int in_state_dir(const struct create_ctx *c, struct rrt_error *err)
+{
+  return rrt_error_wrap(err, "container \"%s\": state directory %s/%s", c->o->id, c->root,
+                        c->o->id);
+}
+
 static int make_state(struct create_ctx *c, struct rrt_error *err)
 {
   if (rrt_state_create_dir(c->root, c->o->id, &c->dirfd, err) < 0)
     return -1;
   c->dir_created = true;
+  if (make_state_files(c, err) < 0)
+    return in_state_dir(c, err);
+  return 0;
+}
+
+static int make_state_files(struct create_ctx *c, struct rrt_error *err)
+{
   /* A private copy: delete runs the poststop hooks of the config as created. */
   if (c->config_text) {
     cleanup_close int fd =
         openat(c->dirfd, "config.json", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0 || rrt_write_all(fd, c->config_text, strlen(c->config_text)) < 0)
-      return rrt_error_errno(err, "save config.json");
+      return rrt_error_errno(err, "write config.json");
   }
   if (c->net.mode == RRT_NET_SLIRP) {
     cleanup_free char *text = rrt_net_resolv_conf(&c->net);
@@ -329,7 +346,7 @@ static int make_state(struct create_ctx *c, struct rrt_error *err)
   if (start_socket_addr(c->dirfd, &sa) < 0)
     return rrt_error_set(err, ENAMETOOLONG, "start socket path");
   if (bind(c->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(c->listen_fd, 4) < 0)
-    return rrt_error_errno(err, "start socket");
+    return rrt_error_errno(err, "make start.sock");
   return 0;
 }
 
@@ -373,12 +390,12 @@ static int record_cgroup(const struct rrt_cgroup *cg, const char *pending, void 
 {
   struct create_ctx *c = arg;
   if (pending)
-    return rrt_state_record_pending_cgroup(c->dirfd, pending, err);
+    return rrt_state_record_pending_cgroup(c->dirfd, pending, err) < 0 ? in_state_dir(c, err) : 0;
   struct rrt_state st = {0};
   rrt_cgroup_store(cg, &st);
   int r = rrt_state_record_cgroup(c->dirfd, &st, err);
   rrt_state_free(&st);
-  return r;
+  return r < 0 ? in_state_dir(c, err) : 0;
 }
 
 static int setup_cgroup(struct create_ctx *c, pid_t init, struct rrt_error *err)
@@ -526,7 +543,7 @@ static int create_after_init(struct create_ctx *c, int sync_fd, pid_t init, stru
     c->st.net_helper = helper;
     c->st.net_helper_start = rrt_proc_start_time(helper);
     if (rrt_state_write(c->dirfd, &c->st, err) < 0)
-      return -1;
+      return in_state_dir(c, err);
   }
   if (run_hooks(c, RRT_HOOK_PRESTART, "created", err) < 0 ||
       run_hooks(c, RRT_HOOK_CREATE_RUNTIME, "created", err) < 0)
@@ -559,10 +576,15 @@ static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
                              const struct rrt_maps_job *maps, struct rrt_error *err)
 {
   /* The init record first, so that delete --force finds init whatever instant create dies at. */
-  if ((!c->dir_created && make_state(c, err) < 0) ||
-      rrt_state_record_init(c->dirfd, c->st.pid, c->st.pid_start, err) < 0 ||
-      setup_cgroup(c, init, err) < 0 || rrt_state_record_cgroup(c->dirfd, &c->st, err) < 0 ||
-      rrt_notify_start_relay(&c->notify, c->dirfd, init, err) < 0)
+  if (!c->dir_created && make_state(c, err) < 0)
+    return -1;
+  if (rrt_state_record_init(c->dirfd, c->st.pid, c->st.pid_start, err) < 0)
+    return in_state_dir(c, err);
+  if (setup_cgroup(c, init, err) < 0)
+    return -1;
+  if (rrt_state_record_cgroup(c->dirfd, &c->st, err) < 0)
+    return in_state_dir(c, err);
+  if (rrt_notify_start_relay(&c->notify, c->dirfd, init, err) < 0)
     return -1;
   /* init watches the helpers itself: it goes on the moment they are done, without a wake-up of
    * this process in between (on an idle virtual CPU that costs a fifth of a millisecond). */
@@ -580,7 +602,7 @@ static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
   if (c->net.mode == RRT_NET_SLIRP)
     return 0;
   if (rrt_state_write(c->dirfd, &c->st, err) < 0)
-    return -1;
+    return in_state_dir(c, err);
   /* Nothing for the runtime to do at NS_READY either: no prestart or createRuntime hook. */
   if (c->spec->hooks[RRT_HOOK_PRESTART].n == 0 && c->spec->hooks[RRT_HOOK_CREATE_RUNTIME].n == 0)
     return send_hooks_done(c, sync_fd, err);

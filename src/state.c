@@ -328,7 +328,7 @@ int rrt_state_record_init(int dirfd, pid_t pid, unsigned long long start, struct
   char target[64];
   snprintf(target, sizeof(target), "%d %llu", pid, start);
   if (symlinkat(target, dirfd, "init") < 0 && errno != EEXIST)
-    return rrt_error_errno(err, "write state: init");
+    return rrt_error_errno(err, "write the init record");
   return 0;
 }
 
@@ -341,7 +341,7 @@ static int replace_record(int dirfd, const char *name, const char *target, struc
   if (symlinkat(target, dirfd, tmp) < 0 || renameat(dirfd, tmp, dirfd, name) < 0) {
     int e = errno;
     unlinkat(dirfd, tmp, 0);
-    return rrt_error_set(err, e, "write state: %s", name);
+    return rrt_error_set(err, e, "write the %s record", name);
   }
   return 0;
 }
@@ -525,26 +525,33 @@ int rrt_state_write(int dirfd, const struct rrt_state *st, struct rrt_error *err
   cleanup_close int fd =
       openat(dirfd, "state.json.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0)
-    ret = rrt_error_errno(err, "write state");
+    ret = rrt_error_errno(err, "write state.json.tmp");
   else if (rrt_write_all(fd, s, strlen(s)) < 0)
-    ret = rrt_error_errno(err, "write state");
+    ret = rrt_error_errno(err, "write state.json.tmp");
   else if (renameat(dirfd, "state.json.tmp", dirfd, "state.json") < 0)
-    ret = rrt_error_errno(err, "rename state");
+    ret = rrt_error_errno(err, "rename state.json.tmp to state.json");
+  /* Out of space (or anything else): state.json stays as it was, and no half file beside it. */
+  if (ret < 0 && fd >= 0)
+    unlinkat(dirfd, "state.json.tmp", 0);
   json_object_put(o);
   return ret;
 }
 
 /*
- * Not a second state.json: an empty file is created atomically, and it never owns a data block.
- * Replacing a file by rename makes ext4 allocate the new one's blocks at once (auto_da_alloc), and
- * on a filesystem mounted with -o discard, as here, deleting those blocks later waits for a
- * synchronous discard: up to a millisecond of every `run`.
+ * Not a second state.json: the start socket, which init closed at its execve and nothing
+ * connects to again, renamed to "started". A rename needs no new inode nor data block, so a
+ * start on a full disk is marked as surely as anywhere (an empty file made here needed an
+ * inode: with none free, start failed although the program ran). A directory made by an older
+ * version without the socket gets an empty file, created atomically: it never owns a data block,
+ * and on a filesystem mounted with -o discard, as here, deleting blocks waits for the disk.
  */
 int rrt_state_mark_started(int dirfd, struct rrt_error *err)
 {
+  if (renameat(dirfd, "start.sock", dirfd, "started") == 0)
+    return 0;
   int fd = openat(dirfd, "started", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0 && errno != EEXIST)
-    return rrt_error_errno(err, "write state: started");
+    return rrt_error_errno(err, "write the started mark");
   if (fd >= 0)
     close(fd);
   return 0;

@@ -359,8 +359,16 @@ int rrt_write_pid_file(const char *path, pid_t pid, struct rrt_error *err)
   cleanup_free char *txt = xasprintf("%d", pid);
   if (unlink(tmp) < 0 && errno != ENOENT)
     return rrt_error_errno(err, "--pid-file: remove %s", tmp);
-  if (rrt_write_file(tmp, txt, strlen(txt), O_CREAT | O_EXCL | O_NOFOLLOW, 0644, err) < 0)
-    return rrt_error_wrap(err, "--pid-file");
+  cleanup_close int fd =
+      open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return rrt_error_errno(err, "--pid-file: open %s", tmp);
+  /* Made by us and not written (a full disk): nothing of it may stay. */
+  if (rrt_write_all(fd, txt, strlen(txt)) < 0) {
+    int e = errno;
+    unlink(tmp);
+    return rrt_error_set(err, e, "--pid-file: write %s", tmp);
+  }
   if (rename(tmp, path) < 0) {
     unlink(tmp);
     return rrt_error_errno(err, "--pid-file: rename to %s", path);

@@ -1,0 +1,221 @@
+#!/bin/bash
+# t-full.sh: the lifecycle on a full disk (issue 12: faults injected at many points). The
+# runtime's --root (and, for the desktop run, its image store) is on a small tmpfs that root
+# made for the test user (root-setup/t-full.sh); the runtime runs as that user. The disk is
+# filled to leave N bytes, or N inodes, for a sweep of N from nothing to what a create needs
+# (plain, with --network slirp, with a --pid-file and a --log on the full disk). At every
+# point: create either works or exits 1 naming what it could not write and "No space left on
+# device", and then leaves nothing (state directory, process, mount, cgroup, pid file); a
+# container made before the disk filled can still be started, listed, stated, killed and
+# deleted, its state.json always whole; the id can be created again once there is room. An
+# image unpacked onto the full store fails clearly and leaves no half layer a later run trusts.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
+source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
+
+if [ -z "${RRT_ROOT_SETUP:-}" ] || [ ! -r "$RRT_ROOT_SETUP/env" ]; then
+  skip "no small filesystem to fill: ${RRT_ROOT_SETUP_SKIP:-the tests do not run as root, so the harness cannot mount one (root-setup/t-full.sh) and this user cannot}" 1
+  done_testing
+fi
+# shellcheck source=/dev/null
+source "$RRT_ROOT_SETUP/env"
+FULL=$FULL_FS
+if [ ! -O "$FULL" ] || [ "$(stat -f -c %T "$FULL")" != tmpfs ]; then
+  skip "$FULL is not a tmpfs of $(id -un)'s: root-setup/t-full.sh did not make it" 1
+  done_testing
+fi
+RRT_ROOT=$FULL/root
+mkdir -m 0700 "$RRT_ROOT" || bail_out "cannot make $RRT_ROOT"
+ENOSPC="No space left on device"
+
+# ---------------------------------------------------------------- filling the disk
+
+avail() { stat -f -c '%a %S' "$FULL" | awk '{print $1 * $2}'; }
+
+unfill() { rm -rf "$FULL/fill" "$FULL/inodes"; }
+
+fill_bytes() { # fill_bytes N: leaves N bytes free (tmpfs counts whole pages: N rounds down)
+  local a
+  unfill
+  a=$(avail)
+  [ "$a" -gt "$1" ] && fallocate -l $((a - $1)) "$FULL/fill"
+}
+
+fill_inodes() { # fill_inodes N: leaves N inodes free (and the bytes)
+  unfill
+  mkdir "$FULL/inodes"
+  "$PY" -c '
+import os, sys
+d, keep = sys.argv[1], int(sys.argv[2])
+st = os.statvfs(d)
+for i in range(max(st.f_ffree - keep, 0)):
+    try:
+        os.close(os.open("%s/%d" % (d, i), os.O_CREAT | os.O_WRONLY, 0o600))
+    except OSError:
+        break
+' "$FULL/inodes" "$1"
+}
+
+# ---------------------------------------------------------------- what a failed create leaves
+
+# cgroups_of ID: cgroup directories named after ID (the runtime names its cgroups after the id).
+cgroups_of() {
+  find /sys/fs/cgroup -maxdepth 8 -type d -name "*$1*" 2>/dev/null
+}
+
+# leftovers ID BUNDLE [FILE...]: what is still there of the container (empty when nothing):
+# state, processes, mounts, cgroups, and FILEs (a pid file and its temporary).
+leftovers() {
+  local id=$1 b=$2 s p m c f deadline=$((SECONDS + 5))
+  shift 2
+  while :; do
+    s=$(state_left "$id")
+    p=$(procs_referencing "$b")
+    m=$(mounts_referencing "$b")
+    c=$(cgroups_of "$id")
+    f=""
+    for x in "$@"; do [ -e "$x" ] && f+=" $x"; done
+    [ -z "$s$p$m$c$f" ] && return 0
+    [ "$SECONDS" -ge "$deadline" ] && break
+    sleep 0.1
+  done
+  echo "${s:+state: $s; }${p:+processes: $p; }${m:+mounts: $m; }${c:+cgroups: $c; }${f:+files:$f}"
+}
+
+# a_clear_enospc ERR: one line that names the file it could not write (a path, or a name such as
+# config.json) and ends in ENOSPC.
+a_clear_enospc() {
+  [ "$(wc -l <<<"$1")" -eq 1 ] && [[ $1 =~ ^rootlessrt:\ .*[^\ :]*[/.][^\ :]+.*:\ $ENOSPC$ ]]
+}
+
+# lifecycle ID: start, list, state, kill, delete --force of a created container while the disk
+# stays full; prints what went wrong (empty when nothing).
+lifecycle() {
+  local id=$1 bad="" st
+  rrt start "$id" >"$T_WORK/lc.out" 2>&1 || bad+="start: $(tail -n 1 "$T_WORK/lc.out"); "
+  st=$(rrt list -f json 2>/dev/null | jq -r --arg id "$id" '.[] | select(.id == $id) | .status')
+  [ "$st" = running ] || bad+="list: ${st:-not listed}; "
+  run rrt state "$id"
+  [ "$rc" = 0 ] && [ "$(jq -r .status <<<"$out" 2>/dev/null)" = running ] || bad+="state: $rc $err; "
+  jq -e . "$RRT_ROOT/$id/state.json" >/dev/null 2>&1 || bad+="state.json: not whole; "
+  rrt kill "$id" KILL >"$T_WORK/lc.out" 2>&1 || bad+="kill: $(tail -n 1 "$T_WORK/lc.out"); "
+  wait_status "$id" stopped 10 || bad+="kill: still $(status_of "$id"); "
+  rrt delete --force "$id" >"$T_WORK/lc.out" 2>&1 || bad+="delete --force: $(tail -n 1 "$T_WORK/lc.out"); "
+  printf '%s' "$bad"
+}
+
+# sweep NAME UNIT POINTS BUNDLE ARGS...: `rrt ARGS... -b BUNDLE ID` (ARGS: global flags, the
+# verb create and its flags) on a disk filled to leave each of POINTS free (UNIT: bytes or
+# inodes). @PIDFILE@ and @LOG@ in ARGS become a file on the full disk, one per point. The first
+# container made (the one nearest the edge) goes through its lifecycle on the full disk; a
+# refused id is created again once there is room. One TAP line per property, naming the points
+# that broke it.
+sweep() {
+  local name=$1 unit=$2 points=$3 b=$4 n id left pf lf
+  shift 4
+  local bad_exit="" bad_left="" bad_life="" bad_again="" made=0 refused=0 msgs=""
+  for n in $points; do
+    id=$(new_id full)
+    pf=$FULL/$id.pid lf=$FULL/$id.log
+    local -a args=("${@//@PIDFILE@/$pf}")
+    args=("${args[@]//@LOG@/$lf}")
+    "fill_$unit" "$n"
+    run rrt "${args[@]}" -b "$b" "$id"
+    if [ "$rc" = 0 ]; then
+      made=$((made + 1))
+      if [ "$made" = 1 ]; then
+        left=$(lifecycle "$id")
+        [ -z "$left" ] || bad_life+=" $n($left)"
+      fi
+      rrt delete --force "$id" >/dev/null 2>&1
+      left=$(leftovers "$id" "$b" "$pf.rrt-tmp")
+    elif [ "$rc" = 1 ] && a_clear_enospc "$err"; then
+      refused=$((refused + 1))
+      msgs+="$n: ${err#rootlessrt: }"$'\n'
+      left=$(leftovers "$id" "$b" "$pf" "$pf.rrt-tmp")
+    else
+      bad_exit+=" $n($rc: $err)"
+      left=$(leftovers "$id" "$b" "$pf" "$pf.rrt-tmp")
+    fi
+    [ -z "$left" ] || bad_left+=" $n($left)"
+    rrt delete --force "$id" >/dev/null 2>&1
+    rm -f "$pf" "$lf"
+    unfill
+    if [ "$rc" != 0 ]; then
+      if rrt "${args[@]}" -b "$b" "$id" >"$T_WORK/again.out" 2>&1 </dev/null; then
+        rrt delete --force "$id" >/dev/null 2>&1
+      else
+        bad_again+=" $n($(tail -n 1 "$T_WORK/again.out"))"
+        rrt delete --force "$id" >/dev/null 2>&1
+      fi
+      rm -f "$pf" "$lf"
+    fi
+  done
+  diag "$name: $made made, $refused refused; the messages:" "$(sort -u -t: -k2 <<<"${msgs%$'\n'}")"
+  is "${bad_exit# }" "" "$name: every create succeeds or exits 1 naming what it could not write: $ENOSPC"
+  is "${bad_left# }" "" "$name: a refused create leaves no state, process, mount, cgroup or pid file"
+  is "${bad_life# }" "" "$name: one made on the full disk starts, lists, states, is killed and deleted"
+  is "${bad_again# }" "" "$name: with room again a refused id is created"
+  ok "$name: the sweep reached both sides (refused at the low end, made at the high end)" \
+    test "$refused" -gt 0 -a "$made" -gt 0
+}
+
+b=$(mkbundle full rrt-probe sleep 100)
+
+# What a create writes on tmpfs: config.json and state.json (a page each, and state.json.tmp
+# beside it until the rename), the init record and the start socket (inodes); slirp adds
+# resolv.conf and a second state.json; a pid file a page and an inode. The sweeps go past that.
+page=$(stat -f -c %S "$FULL")
+bytes="0 $((page - 1)) $page $((2 * page)) $((3 * page)) $((4 * page))"
+sweep "create, N bytes free" bytes "$bytes" "$b" create
+sweep "create, N inodes free" inodes "0 1 2 3 4 5" "$b" create
+sweep "create --pid-file on the full disk, N bytes free" bytes "$bytes" "$b" create --pid-file @PIDFILE@
+sweep "create --pid-file on the full disk, N inodes free" inodes "0 1 2 3 4 5" "$b" create --pid-file @PIDFILE@
+sweep "log on the full disk, N inodes free" inodes "0 1 5" "$b" --log @LOG@ --log-format json create
+if [ -e /dev/net/tun ] && (exec 3<>/dev/net/tun) 2>/dev/null &&
+  [ -x "$(dirname "$RRT")/rootlessrt-net" ]; then
+  sweep "create --network slirp, N bytes free" bytes "$bytes $((5 * page))" "$b" create --network slirp
+else
+  skip "--network slirp: /dev/net/tun is not usable here or rootlessrt-net is missing" 5
+fi
+
+# ---------------------------------------------------------------- made before the disk filled
+
+# Containers made with room to spare, then the disk filled to the last byte and the last inode:
+# each verb still works, and state.json stays whole and the same.
+lb=$(mkbundle late rrt-probe sleep 100)
+for unit in bytes inodes; do
+  c1=$(new_id full) c2=$(new_id full)
+  rrt create -b "$lb" "$c1" >/dev/null 2>&1 </dev/null
+  rrt run -d -b "$lb" "$c2" >/dev/null 2>&1 </dev/null
+  before=$(cat "$RRT_ROOT/$c1/state.json" 2>/dev/null)
+  bad="" want=0
+  "fill_$unit" 0
+  if [ "$unit" = inodes ]; then # and the bytes: the last pages into a file that exists
+    fallocate -l "$(avail)" "$FULL/inodes/0"
+    want=0:0
+  fi
+  got=$(stat -f -c %a "$FULL")
+  [ "$unit" = inodes ] && got+=:$(stat -f -c %d "$FULL")
+  [ "$got" = "$want" ] || bad+="the disk is not full ($got); "
+  left=$(lifecycle "$c1")
+  [ -z "$left" ] || bad+="created: $left"
+  run rrt state "$c2"
+  [ "$rc:$(jq -r .status <<<"$out" 2>/dev/null)" = 0:running ] || bad+="state of a running one: $rc $err; "
+  run rrt list -q
+  [[ $'\n'$out$'\n' == *$'\n'$c2$'\n'* ]] || bad+="list: $out $err; "
+  run rrt kill "$c2" KILL
+  [ "$rc" = 0 ] || bad+="kill: $err; "
+  wait_status "$c2" stopped 10 || bad+="after kill: $(status_of "$c2"); "
+  run rrt delete "$c2"
+  [ "$rc" = 0 ] || bad+="delete of a stopped one: $err; "
+  is "${bad%; }" "" "full to the last ${unit%s}: a container made before starts, lists, states, is killed and deleted"
+  nothing_left "$c1" "$lb" "full to the last ${unit%s}: nothing is left of either"
+  unfill
+  run rrt create -b "$lb" "$c1"
+  is "$rc" 0 "full to the last ${unit%s}: with room again the id is created again"
+  is "$(jq -c 'del(.pid, .pidStart, .created)' "$RRT_ROOT/$c1/state.json" 2>/dev/null)" \
+    "$(jq -c 'del(.pid, .pidStart, .created)' <<<"$before" 2>/dev/null)" "and its state.json is what it was the first time"
+  rrt delete --force "$c1" >/dev/null 2>&1
+done
+
+done_testing
