@@ -258,6 +258,23 @@ static int plan_namespaces(struct create_ctx *c, struct rrt_error *err)
   return 0;
 }
 
+/* The rootfs is built in the container's mount namespace: it makes / a slave, mounts, and
+ * pivot_root moves every process of that namespace into the rootfs. In the host's own (joined by
+ * path, as real root) that would be the whole host. */
+static int check_mount_ns(const struct rrt_ns_plan *nsp, struct rrt_error *err)
+{
+  if (rrt_ns_private(nsp, CLONE_NEWNS))
+    return 0;
+  for (size_t i = 0; i < nsp->n_join; i++)
+    if (nsp->join_types[i] == CLONE_NEWNS)
+      return rrt_error_msgf(err, EINVAL,
+                            "linux.namespaces: the mount namespace %s is the runtime's (the "
+                            "host's) own: the container's mounts and pivot_root would be the "
+                            "host's",
+                            nsp->join_paths[i]);
+  return rrt_error_msgf(err, EINVAL, "linux.namespaces: a mount namespace is required");
+}
+
 /* Where init sends its pty master: the --console-socket, or, for a
  * foreground run, a socket pair whose other end run keeps (it is the
  * terminal itself then). */
@@ -447,7 +464,7 @@ static int create_prepare(struct create_ctx *c, struct rrt_error *err)
                             .join_types = c->init.join_types,
                             .join_paths = c->init.join_paths,
                             .n_join = c->init.n_join};
-  if (rrt_sysctl_check(c->spec, &nsp, err) < 0)
+  if (check_mount_ns(&nsp, err) < 0 || rrt_sysctl_check(c->spec, &nsp, err) < 0)
     return -1;
   if (setup_userns_plan(c, err) < 0)
     return -1;

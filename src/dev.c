@@ -104,7 +104,10 @@ static int make_node(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct 
       cleanup_close int target = rrt_open_in_root(rootfd, d->path, RRT_CREATE_FILE, err);
       if (target < 0)
         return -1;
-      return rrt_bind_fd(host, target, false, err);
+      /* Read-only: the node is the host's inode, and a container root that owns it (real root
+       * without a user namespace) would chmod, chown or touch the host's own /dev/null. Reads
+       * and writes of a device do not need a writable mount. */
+      return rrt_bind_tree(rootfd, d->path, host, target, true, err);
     }
     /* mknod of a device is never allowed in a user namespace (FIFOs are). */
     if (ctx->userns)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,12 +18,37 @@ static int log_fd = -1;
 static bool log_json;
 static bool log_debug;
 
-int rrt_log_init(const char *file, bool json, bool debug)
+/* A symlink at FILE (--log /dev/stderr) is followed only when it is the caller's or root's:
+ * another user's, in a directory they can write (fs.protected_symlinks may be off), would have
+ * real root create, or append to, any file it names. */
+static int open_log(const char *file, struct rrt_error *err)
+{
+  int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY;
+  int fd = open(file, flags | O_NOFOLLOW, 0600);
+  if (fd >= 0)
+    return fd;
+  /* ELOOP, or EACCES for a link in a sticky directory on some kernels. */
+  int e = errno;
+  struct stat st;
+  if (lstat(file, &st) < 0 || !S_ISLNK(st.st_mode)) {
+    errno = e;
+    return rrt_error_errno(err, "--log %s", file);
+  }
+  if (st.st_uid != geteuid() && st.st_uid != 0)
+    return rrt_error_msgf(err, EPERM,
+                          "--log %s is a symlink of uid %u's, not yours or root's: refusing to "
+                          "follow it",
+                          file, (unsigned)st.st_uid);
+  fd = open(file, flags, 0600);
+  return fd >= 0 ? fd : rrt_error_errno(err, "--log %s", file);
+}
+
+int rrt_log_init(const char *file, bool json, bool debug, struct rrt_error *err)
 {
   log_json = json;
   log_debug = debug;
   if (file && *file) {
-    int fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+    int fd = open_log(file, err);
     if (fd < 0)
       return -1;
     if (log_fd >= 0)

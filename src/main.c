@@ -207,9 +207,7 @@ static int parse_global(int argc, char **argv, struct rrt_global *g, bool *exit_
   }
   g->log = log_file;
   g->log_json = strcmp(log_format, "json") == 0;
-  if (rrt_log_init(log_file, g->log_json, g->debug) < 0)
-    return rrt_error_errno(err, "--log %s", log_file);
-  return 0;
+  return rrt_log_init(log_file, g->log_json, g->debug, err);
 }
 
 /* `rootlessrt --list-flags`: "verb NAME" lines, then the global flags (as the verbs' flags). */

@@ -342,6 +342,30 @@ int rrt_make_readonly(int fd, bool recursive, struct rrt_error *err)
   return rrt_remount_bind(fd, rrt_mount_flags_of(fd) | MS_RDONLY, fd, err);
 }
 
+/* Binds srcfd onto dstfd (which is `path` inside rootfd), optionally made
+ * read-only while still detached, so it is never visible writable. */
+int rrt_bind_tree(int rootfd, const char *path, int srcfd, int dstfd, bool readonly,
+                  struct rrt_error *err)
+{
+  unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE;
+  cleanup_close int tree = open_tree(srcfd, "", flags);
+  if (tree < 0 && errno == ENOSYS) {
+    if (rrt_bind_fd(srcfd, dstfd, true, err) < 0)
+      return -1;
+    if (!readonly)
+      return 0;
+    cleanup_close int fd = rrt_open_in_root(rootfd, path, RRT_CREATE_NONE, err);
+    return fd < 0 ? -1 : rrt_make_readonly(fd, false, err);
+  }
+  if (tree < 0)
+    return rrt_error_errno(err, "open_tree");
+  if (readonly && rrt_make_readonly(tree, true, err) < 0)
+    return -1;
+  if (move_mount(tree, "", dstfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+    return rrt_error_errno(err, "move_mount");
+  return 0;
+}
+
 /* A new superblock (tmpfs, proc, devpts, ...) on a directory inside the rootfs. */
 int rrt_fs_mount(int rootfd, const char *dest, const char *source, const char *type,
                  unsigned long flags, const char *data, struct rrt_error *err)

@@ -496,30 +496,6 @@ int rrt_rootfs_pivot(const struct rrt_rootfs_ctx *ctx, bool no_pivot, struct rrt
   return 0;
 }
 
-/* Binds srcfd onto dstfd (which is `path` inside rootfd), optionally made
- * read-only while still detached, so it is never visible writable. */
-static int bind_tree(int rootfd, const char *path, int srcfd, int dstfd, bool readonly,
-                     struct rrt_error *err)
-{
-  unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE;
-  cleanup_close int tree = open_tree(srcfd, "", flags);
-  if (tree < 0 && errno == ENOSYS) {
-    if (rrt_bind_fd(srcfd, dstfd, true, err) < 0)
-      return -1;
-    if (!readonly)
-      return 0;
-    cleanup_close int fd = rrt_open_in_root(rootfd, path, RRT_CREATE_NONE, err);
-    return fd < 0 ? -1 : rrt_make_readonly(fd, false, err);
-  }
-  if (tree < 0)
-    return rrt_error_errno(err, "open_tree");
-  if (readonly && rrt_make_readonly(tree, true, err) < 0)
-    return -1;
-  if (move_mount(tree, "", dstfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-    return rrt_error_errno(err, "move_mount");
-  return 0;
-}
-
 /* /dev/null as the container sees it, refused unless it is char 1:3: a
  * rootfs could make it a link to a file that the "mask" would then expose
  * writable over the masked path (CVE-2025-31133). */
@@ -557,7 +533,7 @@ static int mask_paths(int rootfd, const struct rrt_strv *paths, struct rrt_error
     } else {
       if (devnull < 0)
         devnull = open_dev_null(rootfd, err);
-      r = devnull < 0 ? -1 : bind_tree(rootfd, p, devnull, fd, false, err);
+      r = devnull < 0 ? -1 : rrt_bind_tree(rootfd, p, devnull, fd, true, err);
     }
     if (r < 0)
       return rrt_error_wrap(err, "linux.maskedPaths[%zu] (%s)", i, p);
@@ -574,7 +550,7 @@ static int readonly_paths(int rootfd, const struct rrt_strv *paths, struct rrt_e
       rrt_error_clear(err);
       continue;
     }
-    if (fd < 0 || bind_tree(rootfd, p, fd, fd, true, err) < 0)
+    if (fd < 0 || rrt_bind_tree(rootfd, p, fd, fd, true, err) < 0)
       return rrt_error_wrap(err, "linux.readonlyPaths[%zu] (%s)", i, p);
   }
   return 0;

@@ -50,6 +50,11 @@ int rrt_make_readonly(int fd, bool recursive, struct rrt_error *err);
 int rrt_tmpfs_copyup(int rootfd, const char *dest, const char *source, unsigned long flags,
                      const char *data, struct rrt_error *err);
 
+/* Bind srcfd onto dstfd (which is `path` inside rootfd), recursively, made read-only while still
+ * detached when asked, so that it is never visible writable. */
+int rrt_bind_tree(int rootfd, const char *path, int srcfd, int dstfd, bool readonly,
+                  struct rrt_error *err);
+
 /* A new superblock (tmpfs, proc, devpts, ...) on `dest` inside the rootfs (created as a
  * directory when missing). */
 int rrt_fs_mount(int rootfd, const char *dest, const char *source, const char *type,

@@ -55,15 +55,21 @@ int rrt_sysctl_namespace(const char *key)
   return 0;
 }
 
-/* Whether `path` names the namespace the runtime itself is in; unknown (an error) counts as
- * ours, so that a check never passes on a guess. */
+/* Whether `path` names the namespace the runtime itself is in, or pid 1's (the host's, for a
+ * runtime started in a private one, as a service with PrivateMounts= is); unknown (an error)
+ * counts as ours, so that a check never passes on a guess. Pid 1's that cannot be looked at
+ * (a user's runtime) is one the caller cannot join either. */
 static bool is_own_namespace(const char *path, int type)
 {
-  cleanup_free char *own = xasprintf("/proc/self/ns/%s", rrt_namespace_proc_name(type));
-  struct stat a, b;
+  const char *name = rrt_namespace_proc_name(type);
+  cleanup_free char *own = xasprintf("/proc/self/ns/%s", name);
+  cleanup_free char *host = xasprintf("/proc/1/ns/%s", name);
+  struct stat a, b, h;
   if (stat(path, &a) < 0 || stat(own, &b) < 0)
     return true;
-  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+  if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+    return true;
+  return stat(host, &h) == 0 && a.st_dev == h.st_dev && a.st_ino == h.st_ino;
 }
 
 bool rrt_ns_private(const struct rrt_ns_plan *plan, int type)

@@ -4,12 +4,15 @@
 
 #include <stdbool.h>
 
+#include "rootlessrt/error.h"
+
 enum rrt_log_level { RRT_LOG_ERROR, RRT_LOG_WARNING, RRT_LOG_INFO, RRT_LOG_DEBUG };
 
 /* Configured once by main(): file may be NULL (stderr only); with a file, only
  * errors also go to stderr (as runc). json selects
- * {"level":..,"msg":..,"time":..} lines as conmon/podman parse them. */
-int rrt_log_init(const char *file, bool json, bool debug);
+ * {"level":..,"msg":..,"time":..} lines as conmon/podman parse them. A symlink at file is
+ * followed only when it is the caller's or root's. */
+int rrt_log_init(const char *file, bool json, bool debug, struct rrt_error *err);
 /* The same with the log file already open (the network helper inherits it). */
 void rrt_log_init_fd(int fd, bool json, bool debug);
 void rrt_log(enum rrt_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

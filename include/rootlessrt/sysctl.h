@@ -23,7 +23,8 @@ struct rrt_ns_plan {
 };
 
 /* The container has a namespace of that type that is not the runtime's own: a new one, or one
- * joined by a path that names another namespace than /proc/self/ns/<type>. */
+ * joined by a path that names another namespace than /proc/self/ns/<type> and /proc/1/ns/<type>
+ * (the host's). */
 bool rrt_ns_private(const struct rrt_ns_plan *plan, int type);
 
 /* At create, before anything exists: every linux.sysctl key is namespaced and the container has

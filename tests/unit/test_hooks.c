@@ -387,7 +387,7 @@ int main(void)
     return 1;
   }
   cleanup_free char *log_path = tmp_path("runtime.log");
-  rrt_log_init(log_path, false, false);
+  rrt_log_init(log_path, false, false, NULL);
   int fds_before = tap_count_fds();
 
   test_stdin_args_env();

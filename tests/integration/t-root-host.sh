@@ -1,0 +1,110 @@
+#!/bin/bash
+# t-root-host.sh: real root's containers, and real root's runtime, must leave the host exactly as
+# it was; each written as the attack: a config joining the host's own mount namespace by path
+# (the rootfs was set up there, and pivot_root moved every process of the host into it), a
+# container root that chmods or touches its /dev nodes and masked files (they were binds of the
+# host's own nodes, writable), another user's symlink at --log (root appended to the file it
+# named). As real root only (run-integration runs this file as root).
+# rrt-test-as: root
+# shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
+source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
+
+if [ "$(id -u)" != 0 ] || [ "$(awk 'NR == 1 {print $1, $2, $3}' /proc/self/uid_map)" != "0 0 4294967295" ]; then
+  skip "not real root: these checks are about what the host's root does" 14
+  done_testing
+fi
+
+# rootbundle NAME ARGS...: the rootless default config without its user namespace.
+rootbundle() {
+  local b
+  b=$(mkbundle "$@")
+  cfg "$b" '.linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)' ||
+    bail_out "cannot edit $b/config.json"
+  printf '%s\n' "$b"
+}
+
+# ---------------------------------------------------------------- the host's mount namespace
+# A mount namespace joined by path that is the runtime's own, or pid 1's. Tried inside a
+# sandbox: a private mount and pid namespace, whose pid 1 is a shell of ours, and a runtime in a
+# mount namespace below it. Were the attack to work again it would pivot the sandbox, not the
+# machine; the sandbox's mount table and root must stay as they were.
+sandbox=$T_WORK/sandbox
+mkdir -p "$sandbox"
+for p in /proc/self/ns/mnt /proc/1/ns/mnt; do
+  b=$(rootbundle "join-mnt-${p//\//_}" rrt-probe exit 0)
+  cfg "$b" '.linux.namespaces |= map(select(.type != "mount")) + [{type: "mount", path: $p}]' --arg p "$p" ||
+    bail_out "cannot edit $b/config.json"
+done
+b_self=$T_WORK/join-mnt-_proc_self_ns_mnt
+b_init=$T_WORK/join-mnt-_proc_1_ns_mnt
+id_self=$(new_id join-self)
+id_init=$(new_id join-init)
+run unshare -m -p -f --mount-proc --propagation private bash -c '
+  w=$1 rrt=$2 root=$3
+  cat /proc/self/mountinfo >"$w/before"
+  timeout -k 5 30 "$rrt" --root "$root" run -b "$4" "$5" >"$w/self.out" 2>&1
+  echo "$?" >"$w/self.rc"
+  timeout -k 5 30 unshare -m --propagation private "$rrt" --root "$root" run -b "$6" "$7" >"$w/init.out" 2>&1
+  echo "$?" >"$w/init.rc"
+  cat /proc/self/mountinfo >"$w/after"
+  readlink /proc/self/root >"$w/root"' sh "$sandbox" "$RRT" "$RRT_ROOT" "$b_self" "$id_self" "$b_init" "$id_init"
+[ "$rc" = 0 ] || diag "sandbox: $err"
+is "$(cat "$sandbox/self.rc" 2>/dev/null):$(cat "$sandbox/self.out" 2>/dev/null)" \
+  "1:rootlessrt: linux.namespaces: the mount namespace /proc/self/ns/mnt is the runtime's (the host's) own: the container's mounts and pivot_root would be the host's" \
+  "joining the runtime's own mount namespace by path is refused, saying why"
+like "$(cat "$sandbox/init.rc" 2>/dev/null):$(cat "$sandbox/init.out" 2>/dev/null)" \
+  "^1:.*mount namespace /proc/1/ns/mnt is the runtime's \(the host's\) own" \
+  "and so is pid 1's, from a runtime in a mount namespace of its own"
+ok "the mount table it would have changed is unchanged" cmp -s "$sandbox/before" "$sandbox/after"
+is "$(cat "$sandbox/root" 2>/dev/null)" / "its processes' root is still /"
+nothing_left "$id_self" "$b_self"
+
+# ---------------------------------------------------------------- /dev nodes and masked files
+# The default nodes are binds of the host's: the container's root owns them (uid 0 on both
+# sides). Times are what the attack changes here (a chmod to the mode it has already changes
+# nothing, but must fail all the same); whatever it changed is put back afterwards.
+host_full=$(stat -c %Y /dev/full)
+host_null=$(stat -c %Y /dev/null)
+b=$(rootbundle devnodes sh -c 'touch -m -d @12345 /dev/full && echo touched-full
+  chmod "$(stat -c %a /dev/full)" /dev/full && echo chmod-full
+  chown 0:0 /dev/full && echo chown-full
+  touch -m -d @12345 /proc/keys && echo touched-masked
+  echo x >/dev/full; echo x >/dev/null && echo wrote-null; head -c 4 /dev/zero | wc -c')
+cfg "$b" '.process.capabilities.bounding += ["CAP_CHOWN", "CAP_FOWNER"] |
+  .process.capabilities.effective += ["CAP_CHOWN", "CAP_FOWNER"] |
+  .process.capabilities.permitted += ["CAP_CHOWN", "CAP_FOWNER"] |
+  .linux.maskedPaths = ((.linux.maskedPaths // []) + ["/proc/keys"] | unique)' ||
+  bail_out "cannot edit $b/config.json"
+id=$(new_id devnodes)
+run rrt run -b "$b" "$id"
+is "$rc" 0 "root, no user namespace: run"
+is "$(stat -c %Y /dev/full)" "$host_full" "the container's touch of /dev/full leaves the host's /dev/full as it was"
+if [ -f /proc/keys ]; then
+  is "$(stat -c %Y /dev/null)" "$host_null" "its touch of a masked file leaves the host's /dev/null as it was"
+else
+  skip "no /proc/keys here to mask" 1
+fi
+no_line "$out" '^(touched|chmod|chown)-' "touch, chmod and chown of the nodes fail inside"
+like "$out" 'wrote-null.*4' "the nodes are still the devices"
+touch -m -d "@$host_full" /dev/full
+touch -m -d "@$host_null" /dev/null
+nothing_left "$id" "$b"
+
+# ---------------------------------------------------------------- --log through a symlink
+# Another user's symlink where the log is to be (a directory others can write): root must not
+# create or append to the file it names. Root's own symlink (as /dev/stderr is) is followed.
+shared=$T_WORK/shared
+mkdir -m 0777 "$shared"
+echo precious >"$T_WORK/victim"
+ln -s "$T_WORK/victim" "$shared/log.json"
+chown -h nobody "$shared/log.json"
+run rrt --log "$shared/log.json" state no-such-container
+like "$rc:$err" "^1:.*--log $shared/log\.json is a symlink of uid [0-9]+'s, not yours or root's" \
+  "--log at another user's symlink is refused, naming it"
+is "$(cat "$T_WORK/victim")" precious "the file it points at is unchanged"
+ln -s "$T_WORK/own.log" "$shared/own.json"
+run rrt --log "$shared/own.json" state no-such-container
+like "$rc:$(cat "$T_WORK/own.log" 2>/dev/null)" '^1:.*no-such-container' \
+  "--log at the caller's own symlink is followed: the error is in the file it names"
+
+done_testing
