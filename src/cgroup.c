@@ -391,13 +391,34 @@ static int announce(const struct rrt_cgroup_opts *o, const struct rrt_cgroup *cg
   return o->found(cg, dir, o->found_arg, err);
 }
 
-/* A cgroup that already holds processes is someone else's: the container is not put with them
- * (and delete would kill them). */
+/* A v1 directory, or one below it, with a process in it: v1 has no "populated" that counts the
+ * sub-cgroups, as cgroup.events does on v2. */
+static bool v1_populated(const char *dir)
+{
+  cleanup_free char *procs = rrt_cg_read(dir, "cgroup.procs");
+  if (procs && *procs)
+    return true;
+  DIR *d = opendir(dir);
+  if (!d)
+    return false;
+  bool found = false;
+  struct dirent *de;
+  while (!found && (de = readdir(d)))
+    if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+      cleanup_free char *sub = xasprintf("%s/%s", dir, de->d_name);
+      found = v1_populated(sub);
+    }
+  closedir(d);
+  return found;
+}
+
+/* A cgroup that already holds processes, itself or in a sub-cgroup, is someone else's: the
+ * container is not put with them (its limits and freezer would be theirs, and delete would kill
+ * them). */
 static int check_empty(const char *dir, bool v2, struct rrt_error *err)
 {
   cleanup_free char *ev = v2 ? rrt_cg_read(dir, "cgroup.events") : NULL;
-  cleanup_free char *procs = v2 ? NULL : rrt_cg_read(dir, "cgroup.procs");
-  if ((ev && strstr(ev, "populated 1")) || (procs && *procs))
+  if ((ev && strstr(ev, "populated 1")) || (!v2 && v1_populated(dir)))
     return rrt_error_msgf(err, EBUSY,
                           "linux.cgroupsPath: cgroup %s already holds processes; give the "
                           "container a cgroup of its own",

@@ -151,8 +151,9 @@ struct create_ctx {
   char *rootfs;
   char *root;
   char *pid_file;
-  char *resolv_conf;   /* the generated resolv.conf, slirp mode */
-  char *seccomp_cache; /* in the private directory beside ROOT, or NULL */
+  bool pid_file_written; /* by this create: the only pid file a failed one removes */
+  char *resolv_conf;     /* the generated resolv.conf, slirp mode */
+  char *seccomp_cache;   /* in the private directory beside ROOT, or NULL */
   int dirfd;
   int listen_fd;
   int console_fd;
@@ -720,6 +721,7 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
     reap_quietly(steal_pid(&child));
   if (c->pid_file && rrt_write_pid_file(c->pid_file, init, err) < 0)
     return -1;
+  c->pid_file_written = c->pid_file != NULL;
   if (c->for_run)
     c->sync_fd = steal_fd(&parent_fd);
   /* Success: init stays blocked until start; the guards disarm. */
@@ -746,7 +748,7 @@ static void destroy_failed(struct create_ctx *c)
   }
   if (c->dir_created)
     rrt_state_remove(c->root, c->o->id, &ignored);
-  if (c->pid_file)
+  if (c->pid_file_written)
     unlink(c->pid_file);
   rrt_error_clear(&ignored);
 }

@@ -8,7 +8,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=56
+N=58
 if [ "$(id -u)" != 0 ] || [ "$(awk 'NR == 1 {print $1, $2, $3}' /proc/self/uid_map)" != "0 0 4294967295" ]; then
   skip "cgroup v1 is for real root only; this runs as uid $(id -u)" "$N"
   done_testing
@@ -166,6 +166,22 @@ run rrt run -d -b "$b" "$id"
 like "$rc:$err" '^1:.*already holds processes' "a cgroupsPath naming a host cgroup with processes is refused"
 ok "the process in it lives on" kill -0 "$host_pid"
 has_line "$(cat "$V1/pids/$top/host/cgroup.procs" 2>/dev/null)" "^$host_pid\$" "and its cgroup is untouched"
+kill "$host_pid" 2>/dev/null
+wait "$host_pid" 2>/dev/null
+# The same with the host's process one level down: a v1 cgroup.procs lists its own processes
+# only. Taken, the container's freezer and limits would have been that process's too.
+mkdir -p "$V1/freezer/$top/hostsub/inner"
+sleep 300 &
+host_pid=$!
+echo "$host_pid" >"$V1/freezer/$top/hostsub/inner/cgroup.procs"
+cfg "$b" '.linux.cgroupsPath = $p' --arg p "/$top/hostsub"
+id=$(new_id hostsub)
+run rrt run -d -b "$b" "$id"
+like "$rc:$err" '^1:.*already holds processes' \
+  "a cgroupsPath whose v1 cgroup has a host process in a sub-cgroup is refused"
+is "$(cat "$V1/freezer/$top/hostsub/inner/cgroup.procs" 2>/dev/null):$(cat "$V1/freezer/$top/hostsub/freezer.state" 2>/dev/null)" \
+  "$host_pid:THAWED" "the process stays in its cgroup, not frozen"
+rrt delete -f "$id" >/dev/null 2>&1
 kill "$host_pid" 2>/dev/null
 wait "$host_pid" 2>/dev/null
 
