@@ -59,13 +59,86 @@ static bool has_opt(const char *data, const char *opt)
   return false;
 }
 
+/* MS_* flags as fsmount(2) attributes: what an overlay root mount is given. */
+static unsigned int mount_attrs(unsigned long flags)
+{
+  unsigned int a = 0;
+  a |= flags & MS_RDONLY ? MOUNT_ATTR_RDONLY : 0;
+  a |= flags & MS_NOSUID ? MOUNT_ATTR_NOSUID : 0;
+  a |= flags & MS_NODEV ? MOUNT_ATTR_NODEV : 0;
+  a |= flags & MS_NOEXEC ? MOUNT_ATTR_NOEXEC : 0;
+  a |= flags & MS_NOATIME ? MOUNT_ATTR_NOATIME : 0;
+  a |= flags & MS_STRICTATIME ? MOUNT_ATTR_STRICTATIME : 0;
+  a |= flags & MS_NODIRATIME ? MOUNT_ATTR_NODIRATIME : 0;
+  return a;
+}
+
+/* What failed, with the reason the kernel logged on the fs context ("e overlayfs: ..."). */
+static int create_error(int fsfd, struct rrt_error *err)
+{
+  int e = errno;
+  char msg[512];
+  ssize_t n = read(fsfd, msg, sizeof(msg) - 1);
+  if (n <= 2)
+    return rrt_error_set(err, e, "kernel overlayfs: %s", strerror(e));
+  msg[n] = '\0';
+  msg[strcspn(msg, "\n")] = '\0';
+  return rrt_error_set(err, e, "kernel overlayfs: %s (%s)", strerror(e), msg + 2);
+}
+
+/*
+ * mount(2) takes the options in one page: about 30 layers of an image store's paths. The new
+ * mount API takes them one at a time: each lower directory as "lowerdir+" (Linux 6.8), every
+ * other option as it is, so an image is limited only by overlayfs's own stack depth.
+ */
+static int fsconfig_mount(const char *target, unsigned long flags, const char *data,
+                          struct rrt_error *err)
+{
+  cleanup_close int fsfd = fsopen("overlay", FSOPEN_CLOEXEC);
+  if (fsfd < 0)
+    return rrt_error_errno(err, "fsopen overlay");
+  cleanup_free char *copy = xstrdup(data);
+  char *save = NULL;
+  for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char *v = strchr(t, '=');
+    if (v)
+      *v++ = '\0';
+    int r = 0;
+    if (v && strcmp(t, "lowerdir") == 0) {
+      char *s2 = NULL;
+      for (char *l = strtok_r(v, ":", &s2); l && r == 0; l = strtok_r(NULL, ":", &s2))
+        r = fsconfig(fsfd, FSCONFIG_SET_STRING, "lowerdir+", l, 0);
+      if (r < 0 && errno == EINVAL)
+        return rrt_error_errno(err, "kernel overlayfs: the options are longer than mount(2) "
+                                    "takes, and this kernel has no lowerdir+ (Linux 6.8) to pass "
+                                    "the layers one at a time");
+    } else {
+      r = v ? fsconfig(fsfd, FSCONFIG_SET_STRING, t, v, 0)
+            : fsconfig(fsfd, FSCONFIG_SET_FLAG, t, NULL, 0);
+    }
+    if (r < 0)
+      return rrt_error_errno(err, "kernel overlayfs: option %s", t);
+  }
+  if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+    return create_error(fsfd, err);
+  cleanup_close int mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, mount_attrs(flags));
+  if (mfd < 0)
+    return rrt_error_errno(err, "kernel overlayfs: fsmount");
+  if (move_mount(mfd, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+    return rrt_error_errno(err, "kernel overlayfs: move_mount onto %s", target);
+  return 0;
+}
+
 static int kernel_mount(bool userns, const char *target, unsigned long flags, const char *data,
                         struct rrt_error *err)
 {
   cleanup_free char *full = NULL;
   if (userns && !has_opt(data, "userxattr"))
     full = xasprintf("%s%suserxattr", data ? data : "", data && *data ? "," : "");
-  if (mount("overlay", target, "overlay", flags, full ? full : data) < 0)
+  const char *opts = full ? full : data;
+  if (opts && strlen(opts) >= (size_t)sysconf(_SC_PAGESIZE))
+    return fsconfig_mount(target, flags, opts, err);
+  if (mount("overlay", target, "overlay", flags, opts) < 0)
     return rrt_error_errno(err, "kernel overlayfs");
   return 0;
 }

@@ -304,4 +304,44 @@ else
   skip "$fuse_skip" 2
 fi
 
+# ---------------------------------------------------------------- many layers
+# 80 layers: the kernel overlay's options pass a page (mount(2)'s limit, about 30 of a store's
+# layer paths), so they go one layer at a time (fsconfig lowerdir+); each layer's file is seen.
+MANY=$T_WORK/many
+cp -r "$IMG/oci" "$MANY"
+"$PY" - "$MANY" 80 <<'PYEOF'
+import hashlib, io, json, os, sys, tarfile
+layout, n = sys.argv[1], int(sys.argv[2])
+blobs = os.path.join(layout, "blobs", "sha256")
+def put(data):
+    d = hashlib.sha256(data).hexdigest()
+    open(os.path.join(blobs, d), "wb").write(data)
+    return d
+idx = json.load(open(os.path.join(layout, "index.json")))
+man = json.load(open(os.path.join(blobs, idx["manifests"][0]["digest"][7:])))
+cfg = json.load(open(os.path.join(blobs, man["config"]["digest"][7:])))
+for i in range(n):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as t:
+        body = ("layer %d\n" % i).encode()
+        ti = tarfile.TarInfo("many/%02d" % i)
+        ti.size, ti.mode, ti.mtime = len(body), 0o644, 1700000000
+        t.addfile(ti, io.BytesIO(body))
+    data = buf.getvalue()
+    d = put(data)
+    man["layers"].append({"mediaType": "application/vnd.oci.image.layer.v1.tar",
+                          "digest": "sha256:" + d, "size": len(data)})
+    cfg["rootfs"]["diff_ids"].append("sha256:" + d)
+c = json.dumps(cfg).encode()
+man["config"].update(digest="sha256:" + put(c), size=len(c))
+m = json.dumps(man).encode()
+idx["manifests"][0].update(digest="sha256:" + put(m), size=len(m))
+json.dump(idx, open(os.path.join(layout, "index.json"), "w"))
+PYEOF
+run drun --rm --overlay kernel --entrypoint /bin/sh "oci:$MANY" -c 'ls /many | wc -l; cat /many/00 /many/79'
+is "$rc:$out" "0:80
+layer 0
+layer 79" "an image of 83 layers runs on the kernel overlay (--overlay kernel): every layer seen"
+[ "$rc" = 0 ] || diag "$err"
+
 done_testing
