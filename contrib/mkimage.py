@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""mkimage.py OUT [--busybox PATH] [--probe PATH] [--evil KIND]: builds a small test image from
+"""mkimage.py OUT [--busybox PATH] [--probe PATH] [--xattr] [--evil KIND]: builds a small test image from
 Debian's static busybox, with no engine: OUT/oci (an OCI image layout, tag "latest"),
 OUT/oci.tar (the same as an oci-archive) and OUT/docker.tar (a docker-archive,
 localhost/rrt-test:latest).
@@ -9,6 +9,9 @@ alice's home owned by 1000, files the next layer removes); a zstd layer (when th
 exists, gzip otherwise) with a whiteout, an opaque directory, a hard link, a setuid file and a
 file of uid 1000 mode 0640; a plain tar with the working directory and a symlink. The config has
 Entrypoint, Cmd, Env, WorkingDir, User and StopSignal.
+
+--xattr adds a fourth layer, a plain tar of one file /noted with a 1500-byte user.rrt.note
+extended attribute (pax SCHILY.xattr), the layer's last entry.
 
 --evil KIND makes a one-layer image whose layer is hostile instead: dotdot (an entry
 "../escape"), absolute ("/abs"), symlink (a symlink to OUTSIDE=<dir> then a file through it),
@@ -85,6 +88,16 @@ def layer_app():
     return make_tar(build)
 
 
+def layer_noted():
+    def build(t):
+        ti = tarfile.TarInfo("noted")
+        ti.mode, ti.mtime, ti.size = 0o644, MTIME, 6
+        ti.uname = ti.gname = ""
+        ti.pax_headers = {"SCHILY.xattr.user.rrt.note": "n" * 1500}
+        t.addfile(ti, io.BytesIO(b"noted\n"))
+    return make_tar(build)
+
+
 def layer_evil(kind, outside):
     def build(t):
         entry(t, "ok", data=b"ok\n")
@@ -125,6 +138,8 @@ def blob(layout, data):
 def main():
     args = sys.argv[1:]
     out = args.pop(0)
+    noted = "--xattr" in args
+    args = [a for a in args if a != "--xattr"]
     opts = dict(zip(args[::2], args[1::2]))
     busybox = opts.get("--busybox", "/bin/busybox")
     evil = opts.get("--evil")
@@ -135,6 +150,8 @@ def main():
         have_zstd = shutil.which("zstd") is not None
         layers = [(layer_base(busybox, opts.get("--probe")), "gzip"),
                   (layer_changes(), "zstd" if have_zstd else "gzip"), (layer_app(), "none")]
+        if noted:
+            layers.append((layer_noted(), "none"))
         config = {"Entrypoint": ["/bin/echo", "entry"], "Cmd": ["from-cmd"],
                   "Env": ["PATH=/usr/bin:/bin", "GREETING=hello"], "WorkingDir": "/app",
                   "User": "alice", "StopSignal": "SIGINT", "ExposedPorts": {"80/tcp": {}}}

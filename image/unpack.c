@@ -134,7 +134,10 @@ static bool xattr_wanted(const char *name)
          (strncmp(name, "user.", 5) == 0 || strcmp(name, "security.capability") == 0);
 }
 
-static void apply_xattrs(int fd, struct archive_entry *e)
+/* An attribute this filesystem or namespace cannot hold (user.* on a filesystem without them,
+ * security.capability without the right) is skipped, as tar does; one it had no room for (a full
+ * disk) fails the unpack: a layer committed without it would be trusted as whole. */
+static int apply_xattrs(int fd, struct archive_entry *e, const char *what, struct rrt_error *err)
 {
   const char *name;
   const void *val;
@@ -143,9 +146,13 @@ static void apply_xattrs(int fd, struct archive_entry *e)
   while (archive_entry_xattr_next(e, &name, &val, &size) == ARCHIVE_OK) {
     char path[64];
     snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-    if (xattr_wanted(name) && setxattr(path, name, val, size, 0) < 0)
-      rrt_debug("xattr %s on %s: %s", name, archive_entry_pathname(e), strerror(errno));
+    if (!xattr_wanted(name) || setxattr(path, name, val, size, 0) == 0)
+      continue;
+    if (errno == ENOSPC || errno == EDQUOT || errno == EIO)
+      return rrt_error_errno(err, "%s: %s: set %s", what, archive_entry_pathname(e), name);
+    rrt_debug("xattr %s on %s: %s", name, archive_entry_pathname(e), strerror(errno));
   }
+  return 0;
 }
 
 static int set_owner_mode(int fd, struct archive_entry *e, const struct rrt_unpack *u,
@@ -164,8 +171,7 @@ static int set_owner_mode(int fd, struct archive_entry *e, const struct rrt_unpa
   /* After chown, which clears the set-id bits. */
   if (fchmod(fd, archive_entry_perm(e) & 07777) < 0)
     return rrt_error_errno(err, "%s: chmod %s", u->what, name);
-  apply_xattrs(fd, e);
-  return 0;
+  return apply_xattrs(fd, e, u->what, err);
 }
 
 static int write_data(struct archive *a, int fd, struct archive_entry *e, const char *what,
