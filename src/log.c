@@ -138,6 +138,30 @@ static char *valid_utf8(const char *msg)
   return out;
 }
 
+/*
+ * A line goes into a log file whole or not at all. A full disk cuts a write short, and the next
+ * line would be glued onto the torn one ({"lev{"level":...): conmon and podman read the log's
+ * JSON lines. One write (O_APPEND puts it at the end), and a short one is cut off again unless
+ * someone appended after it. A pipe or a terminal gets the usual loop.
+ */
+static void log_write(int fd, const char *line, size_t len)
+{
+  struct stat st;
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+    (void)rrt_write_all(fd, line, len);
+    return;
+  }
+  ssize_t n;
+  do
+    n = write(fd, line, len);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0 || (size_t)n == len)
+    return;
+  off_t end = lseek(fd, 0, SEEK_CUR);
+  if (end >= n && fstat(fd, &st) == 0 && st.st_size == end)
+    (void)ftruncate(fd, end - n);
+}
+
 static void write_json_line(int fd, enum rrt_log_level level, const char *msg)
 {
   struct timeval tv;
@@ -154,7 +178,7 @@ static void write_json_line(int fd, enum rrt_log_level level, const char *msg)
   json_object_object_add(o, "time", json_object_new_string(when));
   const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
   char *line = xasprintf("%s\n", s);
-  (void)rrt_write_all(fd, line, strlen(line));
+  log_write(fd, line, strlen(line));
   free(line);
   json_object_put(o);
 }
@@ -187,7 +211,7 @@ void rrt_log(enum rrt_log_level level, const char *fmt, ...)
       write_json_line(log_fd, level, msg);
     } else {
       char *line = xasprintf("%s: %s\n", level_name(level), msg);
-      (void)rrt_write_all(log_fd, line, strlen(line));
+      log_write(log_fd, line, strlen(line));
       free(line);
     }
   }

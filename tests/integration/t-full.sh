@@ -179,6 +179,25 @@ else
   skip "--network slirp: /dev/net/tun is not usable here or rootlessrt-net is missing" 5
 fi
 
+# A log whose last page has K bytes left when the disk fills: whatever line runs out there, the
+# next runtime's lines must not be glued onto a torn one (conmon and podman read its JSON lines).
+bad_log=""
+for k in 0 1 10 40 90 150 400; do
+  lf=$FULL/torn.log id=$(new_id full)
+  unfill
+  { head -c $((page - 1 - k)) /dev/zero | tr '\0' x && echo; } >"$lf"
+  fill_bytes 0
+  rrt --log "$lf" --log-format json --debug create -b "$b" "$id" >/dev/null 2>&1 </dev/null
+  rrt delete --force "$id" >/dev/null 2>&1
+  unfill
+  rrt --log "$lf" --log-format json --debug create -b "$b" "$id" >/dev/null 2>&1 </dev/null
+  rrt --log "$lf" --log-format json --debug delete --force "$id" >/dev/null 2>&1 </dev/null
+  torn=$(tail -n +2 "$lf" | while IFS= read -r l; do jq -e . <<<"$l" >/dev/null 2>&1 || echo "${l:0:80}"; done)
+  [ -z "$torn" ] && [ "$(wc -l <"$lf")" -gt 3 ] || bad_log+=" $k($torn)"
+  rm -f "$lf"
+done
+is "${bad_log# }" "" "--log-format json on a disk that fills mid-line: every line in the log is whole"
+
 # ---------------------------------------------------------------- made before the disk filled
 
 # Containers made with room to spare, then the disk filled to the last byte and the last inode:
