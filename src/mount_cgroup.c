@@ -18,10 +18,33 @@
 #include "rootlessrt/log.h"
 #include "rootlessrt/util.h"
 
-static bool host_has_cgroup2(void)
+static bool is_cgroup2(const char *path)
 {
   struct statfs sf;
-  return statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
+  return statfs(path, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+static bool host_has_cgroup2(void)
+{
+  return is_cgroup2("/sys/fs/cgroup");
+}
+
+/* The inode of the initial cgroup namespace (PROC_CGROUP_INIT_INO, fixed by the kernel). */
+#define CGROUP_INIT_INO 0xEFFFFFFBU
+
+/* In the initial cgroup namespace every new cgroup2 mount sets the one hierarchy's global flags
+ * (nsdelegate, memory_recursiveprot, memory_localevents...) to its own options: a container
+ * without a cgroup namespace of its own would clear systemd's nsdelegate on the host, or set
+ * what its config lists. There it gets the host's cgroup2 mount (this is where it is), never a
+ * new one. NULL elsewhere, or when the host has none. */
+static const char *host_cgroup2_to_bind(void)
+{
+  struct stat st;
+  if (stat("/proc/self/ns/cgroup", &st) < 0 || st.st_ino != CGROUP_INIT_INO)
+    return NULL;
+  if (host_has_cgroup2())
+    return "/sys/fs/cgroup";
+  return is_cgroup2("/sys/fs/cgroup/unified") ? "/sys/fs/cgroup/unified" : NULL;
 }
 
 static uint64_t attrs_of(unsigned long flags)
@@ -34,26 +57,28 @@ static uint64_t attrs_of(unsigned long flags)
   return a;
 }
 
-/* The host's /sys/fs/cgroup with every hierarchy under it, cloned detached, made read-only (and
- * nosuid, ... as asked) as a whole, then attached: never visible writable. */
-static int bind_host_tree(int rootfd, const char *dest, unsigned long flags, struct rrt_error *err)
+/* The host's /sys/fs/cgroup (or its cgroup2 mount, `from`) with every hierarchy under it, cloned
+ * detached, made read-only (and nosuid, ... as asked) as a whole, then attached: never visible
+ * writable. */
+static int bind_host_tree(int rootfd, const char *dest, const char *from, unsigned long flags,
+                          struct rrt_error *err)
 {
-  cleanup_close int src = open("/sys/fs/cgroup", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int src = open(from, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (src < 0)
-    return rrt_error_errno(err, "open /sys/fs/cgroup");
+    return rrt_error_errno(err, "open %s", from);
   cleanup_close int dst = rrt_open_in_root(rootfd, dest, RRT_CREATE_DIR, err);
   if (dst < 0)
     return -1;
   unsigned int how = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE;
   cleanup_close int tree = open_tree(src, "", how);
   if (tree < 0)
-    return rrt_error_errno(err, "open_tree /sys/fs/cgroup");
+    return rrt_error_errno(err, "open_tree %s", from);
   struct mount_attr attr = {.attr_set = attrs_of(flags)};
   if (attr.attr_set &&
       mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
     return rrt_error_errno(err, "make the host's cgroup hierarchies read-only (mount_setattr)");
   if (move_mount(tree, "", dst, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-    return rrt_error_errno(err, "move_mount /sys/fs/cgroup");
+    return rrt_error_errno(err, "move_mount %s", from);
   return 0;
 }
 
@@ -162,9 +187,13 @@ int rrt_mount_cgroup(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct 
     if (fd < 0 || umount2(rrt_fd_path(fd, path), MNT_DETACH) < 0)
       return rrt_error_errno(err, "unmount the tmpfs on %s", dest);
   }
+  bool want_v2 = strcmp(m->type, "cgroup2") == 0 || host_has_cgroup2();
+  const char *host_v2 = want_v2 ? host_cgroup2_to_bind() : NULL;
+  if (host_v2)
+    return bind_host_tree(rootfd, dest, host_v2, flags, err);
   /* A new cgroup2 superblock is rooted at the cgroup namespace's root: the container's own
    * cgroup. On a v1 or hybrid host it is the unified hierarchy alone. */
-  if (strcmp(m->type, "cgroup2") == 0 || host_has_cgroup2() || ctx->new_cgroupns) {
+  if (want_v2 || ctx->new_cgroupns) {
     const char *data = strcmp(m->type, "cgroup2") == 0 ? o->data : NULL;
     if (rrt_fs_mount(rootfd, dest, m->source, "cgroup2", flags, data, err) == 0)
       return 0;
@@ -180,7 +209,7 @@ int rrt_mount_cgroup(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct 
     return fd < 0 ? -1 : rrt_mask_dir(fd, err);
   }
   /* No cgroup namespace: the host's hierarchies, as the host's processes see them. */
-  return bind_host_tree(rootfd, dest, flags, err);
+  return bind_host_tree(rootfd, dest, "/sys/fs/cgroup", flags, err);
 }
 
 int rrt_mask_host_cgroups(int rootfd, const char *sys_dest, struct rrt_error *err)

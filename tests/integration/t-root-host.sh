@@ -3,14 +3,14 @@
 # it was; each written as the attack: a config joining the host's own mount namespace by path
 # (the rootfs was set up there, and pivot_root moved every process of the host into it), a
 # container root that chmods or touches its /dev nodes and masked files (they were binds of the
-# host's own nodes, writable), another user's symlink at --log (root appended to the file it
-# named). As real root only (run-integration runs this file as root).
+# host's own nodes, writable), a cgroup2 mount without a cgroup namespace (it set the host's
+# cgroup2 flags), another user's symlink at --log (root appended to the file it named). As real root only (run-integration runs this file as root).
 # rrt-test-as: root
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
 if [ "$(id -u)" != 0 ] || [ "$(awk 'NR == 1 {print $1, $2, $3}' /proc/self/uid_map)" != "0 0 4294967295" ]; then
-  skip "not real root: these checks are about what the host's root does" 14
+  skip "not real root: these checks are about what the host's root does" 17
   done_testing
 fi
 
@@ -89,6 +89,37 @@ like "$out" 'wrote-null.*4' "the nodes are still the devices"
 touch -m -d "@$host_full" /dev/full
 touch -m -d "@$host_null" /dev/null
 nothing_left "$id" "$b"
+
+# ---------------------------------------------------------------- the host's cgroup2 flags
+# In the initial cgroup namespace a new cgroup2 mount sets the hierarchy's global flags
+# (nsdelegate, memory_localevents, ...) to its own options: a container without a cgroup
+# namespace of its own mounting cgroup2 cleared systemd's nsdelegate, or set what its config
+# listed. The flag tried is one that only changes what memory.events counts; put back if changed.
+v2_super() { awk '$0 ~ / - cgroup2 / && ($5 == "/sys/fs/cgroup" || $5 == "/sys/fs/cgroup/unified") {
+  sub(/.* - cgroup2 [^ ]* /, ""); print; exit}' /proc/self/mountinfo; }
+host_v2=$(v2_super)
+if [ -z "$host_v2" ]; then
+  skip "the host has no cgroup2 mount" 3
+else
+  case ",$host_v2," in
+  *,memory_localevents,*) opts='[]' ;;
+  *) opts='["memory_localevents"]' ;;
+  esac
+  b=$(rootbundle cgroup2-flags sh -c 'grep " /sys/fs/cgroup " /proc/self/mountinfo')
+  cfg "$b" '.linux.namespaces |= map(select(.type != "cgroup")) |
+    .mounts = [.mounts[] | select(.destination != "/sys/fs/cgroup")] +
+      [{destination: "/sys/fs/cgroup", type: "cgroup2", source: "cgroup", options: $o}]' \
+    --argjson o "$opts" || bail_out "cannot edit $b/config.json"
+  id=$(new_id cgroup2-flags)
+  run rrt run -b "$b" "$id"
+  like "$rc:$out" '^0:.* /sys/fs/cgroup .* - cgroup2 ' "a cgroup2 mount without a cgroup namespace: run"
+  is "$(v2_super)" "$host_v2" "leaves the host's cgroup2 flags as they were (options $opts)"
+  if [ "$(v2_super)" != "$host_v2" ]; then
+    mkdir -p "$T_WORK/v2"
+    unshare -m sh -c 'mount -t cgroup2 -o "$1" none "$2"' sh "$(echo "$host_v2" | sed 's/^rw,\{0,1\}//')" "$T_WORK/v2"
+  fi
+  nothing_left "$id" "$b"
+fi
 
 # ---------------------------------------------------------------- --log through a symlink
 # Another user's symlink where the log is to be (a directory others can write): root must not
