@@ -40,10 +40,17 @@ int rrt_cmd_spec(const struct rrt_global *g, int argc, char **argv, struct rrt_e
   cleanup_free char *path = xasprintf("%s/config.json", bundle);
   cleanup_free char *text = rrt_spec_default_json(rootless);
   cleanup_free char *body = xasprintf("%s\n", text);
-  if (rrt_write_file(path, body, strlen(body), O_CREAT | O_EXCL, 0644, err) < 0) {
-    if (err->errnum == EEXIST)
-      return rrt_error_msgf(err, EEXIST, "spec: %s exists already: remove it first", path);
-    return rrt_error_wrap(err, "spec");
+  cleanup_close int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EEXIST)
+    return rrt_error_msgf(err, EEXIST, "spec: %s exists already: remove it first", path);
+  if (fd < 0)
+    return rrt_error_errno(err, "spec: open %s", path);
+  /* Made here and not written whole (a full disk): a cut config.json would only be refused by
+   * create, and by the next spec as existing already. */
+  if (rrt_write_all(fd, body, strlen(body)) < 0) {
+    int e = errno;
+    unlink(path);
+    return rrt_error_set(err, e, "spec: write %s", path);
   }
   return 0;
 }

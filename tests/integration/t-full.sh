@@ -3,13 +3,15 @@
 # runtime's --root (and, for the desktop run, its image store) is on a small tmpfs that root
 # made for the test user (root-setup/t-full.sh); the runtime runs as that user. The disk is
 # filled to leave N bytes, or N inodes, for a sweep of N from nothing to what a create needs
-# (plain, with --network slirp, with a --pid-file and a --log on the full disk). At every
+# (plain, with --network slirp, NOTIFY_SOCKET, a --pid-file and a --log on the full disk). At every
 # point: create either works or exits 1 naming what it could not write and "No space left on
 # device", and then leaves nothing (state directory, process, mount, cgroup, pid file); a
 # container made before the disk filled can still be started, listed, stated, killed and
 # deleted, its state.json always whole; the id can be created again once there is room. An
 # image unpacked onto the full store fails clearly and leaves no half layer a later run trusts
 # (a layer whose files fit but whose extended attribute does not is not committed).
+# Also: a --log line is whole or absent when the disk fills mid-line; spec leaves no cut
+# config.json.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
@@ -172,6 +174,10 @@ sweep "create, N inodes free" inodes "0 1 2 3 4 5" "$b" create
 sweep "create --pid-file on the full disk, N bytes free" bytes "$bytes" "$b" create --pid-file @PIDFILE@
 sweep "create --pid-file on the full disk, N inodes free" inodes "0 1 2 3 4 5" "$b" create --pid-file @PIDFILE@
 sweep "log on the full disk, N inodes free" inodes "0 1 5" "$b" --log @LOG@ --log-format json create
+# NOTIFY_SOCKET: a relay process and notify.pid, notify.sock in the state directory. Nobody need
+# listen: the relay only forwards once the container is started.
+NOTIFY_SOCKET=$T_WORK/sd.sock sweep "create with NOTIFY_SOCKET, N inodes free" inodes "0 1 2 3 4 5 6 7 8" "$b" create
+NOTIFY_SOCKET=$T_WORK/sd.sock sweep "create with NOTIFY_SOCKET, N bytes free" bytes "$bytes" "$b" create
 if [ -e /dev/net/tun ] && (exec 3<>/dev/net/tun) 2>/dev/null &&
   [ -x "$(dirname "$RRT")/rootlessrt-net" ]; then
   sweep "create --network slirp, N bytes free" bytes "$bytes $((5 * page))" "$b" create --network slirp
@@ -197,6 +203,24 @@ for k in 0 1 10 40 90 150 400; do
   rm -f "$lf"
 done
 is "${bad_log# }" "" "--log-format json on a disk that fills mid-line: every line in the log is whole"
+
+# `spec` into a bundle on the full disk: a clear error and no cut config.json left, which create
+# would refuse and the next spec would call existing already.
+sb=$FULL/specbundle
+mkdir "$sb"
+for unit in bytes inodes; do
+  "fill_$unit" 0
+  run rrt spec --rootless -b "$sb"
+  ok "spec, no ${unit%s} free: exits 1 naming config.json: $ENOSPC" \
+    eval '[ "$rc" = 1 ] && a_clear_enospc "$err" && [[ $err == *config.json* ]]'
+  ok "spec, no ${unit%s} free: no config.json is left" test ! -e "$sb/config.json"
+  unfill
+  run rrt spec --rootless -b "$sb"
+  ok "spec, no ${unit%s} free: with room again spec writes it" \
+    eval '[ "$rc" = 0 ] && jq -e .ociVersion "$sb/config.json"'
+  rm -f "$sb/config.json"
+done
+rm -rf "$sb"
 
 # ---------------------------------------------------------------- made before the disk filled
 
