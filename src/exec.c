@@ -629,7 +629,9 @@ int rrt_exec(const struct rrt_global *g, const struct rrt_exec_opts *o, struct r
     rrt_forward_signals(pid, r.tp.sock[0] < 0);
   }
   ret = finish(o, &r, pid, err);
-  if (ret < 0 && !o->detach)
+  /* Detached too: an exec that reports failure (its --pid-file could not be written, the disk
+   * is full) leaves no process that the caller, told it failed, would never stop. */
+  if (ret < 0)
     kill(pid, SIGKILL);
 out_sv:
   close(sv[0]);

@@ -222,6 +222,40 @@ for unit in bytes inodes; do
 done
 rm -rf "$sb"
 
+# exec into a running container with its --pid-file on the full disk: the process is there with
+# its pid file, or exec fails clearly and the process is not left running behind the error.
+eid=$(new_id full)
+rrt run -d -b "$b" "$eid" >/dev/null 2>&1 </dev/null
+sleep_pids() { pgrep -u "$(id -u)" -f "rrt-probe sleep $tag\$"; }
+bad_exec="" refused=0
+for point in bytes:0 bytes:$page inodes:0 inodes:1 inodes:2; do
+  for mode in -d ""; do
+    tag=$((9000 + RANDOM % 999))$T_N
+    ef=$FULL/exec.pid
+    "fill_${point%:*}" "${point#*:}"
+    if [ "$mode" = -d ]; then
+      run rrt exec -d --pid-file "$ef" "$eid" rrt-probe sleep "$tag"
+    else
+      run rrt exec --pid-file "$ef" "$eid" rrt-probe sleep 0
+    fi
+    if [ "$rc" = 1 ] && a_clear_enospc "$err"; then
+      refused=$((refused + 1))
+      [ -e "$ef" ] || [ -e "$ef.rrt-tmp" ] && bad_exec+=" $point$mode(a pid file left)"
+    elif [ "$rc" != 0 ]; then
+      bad_exec+=" $point$mode($rc: $err)"
+    fi
+    if [ "$rc" = 1 ] && [ -n "$mode" ] && ! wait_until 5 eval '[ -z "$(sleep_pids)" ]'; then
+      bad_exec+=" $point$mode(the process runs on: $(sleep_pids | tr '\n' ' '))"
+    fi
+    sleep_pids | xargs -r kill -KILL 2>/dev/null
+    rm -f "$ef" "$ef.rrt-tmp"
+    unfill
+  done
+done
+is "${bad_exec# }" "" "exec [-d] --pid-file on the full disk: done, or refused clearly with no process left behind"
+ok "the exec sweep was refused somewhere" test "$refused" -gt 0
+rrt delete --force "$eid" >/dev/null 2>&1
+
 # ---------------------------------------------------------------- made before the disk filled
 
 # Containers made with room to spare, then the disk filled to the last byte and the last inode:
