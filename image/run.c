@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -218,6 +219,7 @@ struct run_dirs {
   char *bundle; /* ROOT/.run/ID */
   char *ctr;    /* STORE/containers/ID: upper and work */
   bool made_ctr;
+  int lock; /* BUNDLE/lock, locked (F_SETLK) while this run may need the bundle; -1 when none */
 };
 
 static void run_dirs_remove(struct run_dirs *d, bool ctr)
@@ -235,14 +237,17 @@ static void run_dirs_free(struct run_dirs *d)
 {
   free(d->bundle);
   free(d->ctr);
+  if (d->lock >= 0)
+    close(d->lock);
+  d->lock = -1;
 }
 
 /* STORE/containers/ID/{upper,work}: fresh, or an error when a kept one is in the way. The
  * upper directory takes the mode of the image's root (it is the container's /). */
-static int make_container_dirs(const char *store, const char *id, const struct rrt_image *img,
-                               struct run_dirs *d, struct rrt_error *err)
+static int make_container_dirs(const char *store, const struct rrt_image *img, struct run_dirs *d,
+                               struct rrt_error *err)
 {
-  d->ctr = xasprintf("%s/containers/%s", store, id);
+  const char *id = strrchr(d->ctr, '/') + 1;
   cleanup_free char *parent = xasprintf("%s/containers", store);
   if (mkdir_p(parent, 0700, err) < 0)
     return -1;
@@ -268,7 +273,27 @@ static int make_container_dirs(const char *store, const char *id, const struct r
   return 0;
 }
 
-static int make_bundle(const char *root, const char *id, const char *config, bool detach, bool rm,
+/* BUNDLE/lock write-locked with F_SETLK: a process-associated lock, which the forked children
+ * of this run (init before its execve, the unpack helper) do not inherit, and which goes when
+ * this process dies. Returns the fd, or -1 when another live run holds it (or on error). */
+static int lock_bundle(const char *bundle, bool create)
+{
+  cleanup_free char *path = xasprintf("%s/lock", bundle);
+  int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+  struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+  if (fd >= 0 && fcntl(fd, F_SETLK, &fl) < 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/*
+ * ROOT/.run/ID, made whole in ROOT/.run/.new-ID.XXXXXX and renamed into place: a bundle under
+ * its name always has its lock, its container-dir and its config. The lock is held until this
+ * run ends (or, detached, until its container exists), so sweep_orphans leaves it alone.
+ */
+static int make_bundle(const char *root, const char *id, const char *config, bool rm,
                        struct run_dirs *d, struct rrt_error *err)
 {
   cleanup_free char *runs = xasprintf("%s/" RUN_DIR, root);
@@ -277,25 +302,85 @@ static int make_bundle(const char *root, const char *id, const char *config, boo
   cleanup_free char *state = xasprintf("%s/%s", root, id);
   if (access(state, F_OK) == 0)
     return rrt_error_msgf(err, EEXIST, "run: a container \"%s\" exists already", id);
-  d->bundle = xasprintf("%s/%s", runs, id);
-  /* A bundle without a container is what a killed run left: start afresh. */
-  rrt_remove_tree_userns(d->bundle, NULL);
-  if (mkdir(d->bundle, 0700) < 0)
-    return rrt_error_errno(err, "mkdir %s", d->bundle);
+  cleanup_free char *final = xasprintf("%s/%s", runs, id);
+  cleanup_free char *tmp = xasprintf("%s/.new-%s.XXXXXX", runs, id);
+  if (!mkdtemp(tmp))
+    return rrt_error_errno(err, "mkdir %s", tmp);
+  d->bundle = xstrdup(tmp);
+  d->lock = lock_bundle(d->bundle, true);
+  if (d->lock < 0)
+    return rrt_error_errno(err, "lock %s", d->bundle);
   cleanup_free char *cfg = xasprintf("%s/config.json", d->bundle);
   cleanup_free char *ctr = xasprintf("%s/container-dir", d->bundle);
   cleanup_free char *body = xasprintf("%s\n", config);
-  if (rrt_write_file(cfg, body, strlen(body), O_CREAT | O_EXCL, 0600, err) < 0)
+  if (rrt_write_file(cfg, body, strlen(body), O_CREAT | O_EXCL, 0600, err) < 0 ||
+      rrt_write_file(ctr, d->ctr, strlen(d->ctr), O_CREAT | O_EXCL, 0600, err) < 0)
     return -1;
-  /* What `delete` needs to find a detached container's directories. */
-  if (detach && rrt_write_file(ctr, d->ctr, strlen(d->ctr), O_CREAT | O_EXCL, 0600, err) < 0)
-    return -1;
-  if (detach && rm) {
+  if (rm) {
     cleanup_free char *mark = xasprintf("%s/remove-on-delete", d->bundle);
     if (rrt_write_file(mark, "", 0, O_CREAT | O_EXCL, 0600, err) < 0)
       return -1;
   }
+  /* One under the name already: a live run of the same name, or what a killed one left. */
+  int held = lock_bundle(final, false);
+  if (held < 0 && (errno == EAGAIN || errno == EACCES))
+    return rrt_error_msgf(err, EEXIST, "run: a run of \"%s\" is still at work", id);
+  if (access(final, F_OK) == 0)
+    rrt_remove_tree_userns(final, NULL);
+  if (held >= 0)
+    close(held);
+  if (rename(d->bundle, final) < 0)
+    return rrt_error_errno(err, "rename %s to %s", d->bundle, final);
+  free(d->bundle);
+  d->bundle = steal_ptr(&final);
   return 0;
+}
+
+/* An entry of ROOT/.run a killed run left: ID with no live run and no container, or a
+ * .new-ID.XXXXXX whose run is gone (made with the lock already taken, but for an instant). An ID
+ * without a lock file is half removed: a bundle gets its name with the lock in it. */
+static bool orphan(const char *root, const char *name, const char *bundle, int *lock)
+{
+  struct stat st;
+  bool tmp = name[0] == '.';
+  if (tmp &&
+      (strncmp(name, ".new-", 5) != 0 || lstat(bundle, &st) < 0 || st.st_mtime > time(NULL) - 60))
+    return false;
+  *lock = lock_bundle(bundle, false);
+  if (*lock < 0 && errno != ENOENT)
+    return false; /* a live run holds it */
+  cleanup_free char *state = xasprintf("%s/%s", root, name);
+  return tmp || access(state, F_OK) < 0;
+}
+
+/*
+ * What a runtime killed during a desktop run left (kill -9, a crash, the machine off): bundles
+ * no live run holds and whose container does not exist. Their --rm changes go with them; a
+ * kept container's changes stay for `store rm`.
+ */
+static void sweep_orphans(const char *root)
+{
+  cleanup_free char *runs = xasprintf("%s/" RUN_DIR, root);
+  DIR *dir = opendir(runs);
+  if (!dir)
+    return;
+  struct dirent *e;
+  while ((e = readdir(dir))) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+      continue;
+    struct run_dirs d = {.bundle = xasprintf("%s/%s", runs, e->d_name), .lock = -1};
+    if (orphan(root, e->d_name, d.bundle, &d.lock)) {
+      cleanup_free char *ctr_file = xasprintf("%s/container-dir", d.bundle);
+      cleanup_free char *mark = xasprintf("%s/remove-on-delete", d.bundle);
+      bool rm = access(mark, F_OK) == 0 && rrt_read_file(ctr_file, &d.ctr, NULL, NULL) == 0;
+      d.made_ctr = rm;
+      rrt_debug("run: removing what a killed run left: %s%s", d.bundle,
+                rm ? " and its changes" : "");
+      run_dirs_remove(&d, rm);
+    }
+    run_dirs_free(&d);
+  }
+  closedir(dir);
 }
 
 static int keep_id_plan(struct rrt_run_plan *p, struct rrt_error *err)
@@ -364,9 +449,11 @@ static int prepare(const struct rrt_run_image_opts *o, const char *root, const c
   free(steal_ptr(&d->ctr));
   if (r < 0 || o->print_config)
     return r;
-  if (make_container_dirs(store, id, img, d, err) < 0)
+  /* The bundle first: from then on a run killed at any instant is found by the next one. */
+  d->ctr = xasprintf("%s/containers/%s", store, id);
+  if (make_bundle(root, id, *config, o->rm, d, err) < 0)
     return -1;
-  return make_bundle(root, id, *config, o->detach, o->rm, d, err);
+  return make_container_dirs(store, img, d, err);
 }
 
 int rrt_image_run(const struct rrt_global *g, const struct rrt_run_image_opts *o, int *status,
@@ -384,9 +471,10 @@ int rrt_image_run(const struct rrt_global *g, const struct rrt_run_image_opts *o
   if (rrt_store_trust(store, true, err) < 0)
     return -1;
   struct rrt_image img = {0};
-  struct run_dirs d = {0};
+  struct run_dirs d = {.lock = -1};
   cleanup_free char *config = NULL;
   int ret = -1, out_fd = -1;
+  sweep_orphans(root);
   phase("start");
   if (prepare(o, root, store, id, &img, &d, &config, err) < 0)
     goto out;
@@ -404,7 +492,7 @@ int rrt_image_run(const struct rrt_global *g, const struct rrt_run_image_opts *o
   phase("container run returned");
   if (ret == 0 && o->detach) {
     dprintf(out_fd, "%s\n", id);
-    goto keep;
+    goto keep; /* the container exists now: the lock goes with run_dirs_free */
   }
 out:
   /* Foreground (or failed): the container is gone; its changes stay only without --rm. */
@@ -423,7 +511,7 @@ int rrt_image_forget(const struct rrt_global *g, const char *id, struct rrt_erro
   cleanup_free char *root = NULL;
   if (rrt_state_root(g->root, false, &root, err) < 0)
     return -1;
-  struct run_dirs d = {.bundle = xasprintf("%s/" RUN_DIR "/%s", root, id)};
+  struct run_dirs d = {.bundle = xasprintf("%s/" RUN_DIR "/%s", root, id), .lock = -1};
   cleanup_free char *ctr_file = xasprintf("%s/container-dir", d.bundle);
   cleanup_free char *mark = xasprintf("%s/remove-on-delete", d.bundle);
   int ret = 0;

@@ -304,6 +304,30 @@ else
   skip "$fuse_skip" 2
 fi
 
+# ---------------------------------------------------------------- a run killed half way
+# kill -9 of the runtime at a sweep of instants of a foreground --rm run: `delete -f` of what
+# `list` shows, and the next run, remove everything it left (bundle, container directory).
+# (A .new-ID.XXXXXX bundle a run killed in its first instant left goes a minute later.)
+run_leftovers() {
+  find "$RRT_ROOT/.run" "$STORE/containers" -mindepth 1 -maxdepth 1 \
+    ! -name '.new-*' ! -name .spare -printf '%f\n' 2>/dev/null
+}
+dur=$(kill_after -1 "$RRT" --root "$RRT_ROOT" run --storage "$STORE" --rm "oci:$IMG/oci" true)
+[[ $dur =~ ^[0-9]+$ ]] || dur=300000
+bad="" killed=0
+for ((i = 0; i < 12; i++)); do
+  d=$((dur * 13 * i / 10 / 12))
+  res=$(kill_after "$d" "$RRT" --root "$RRT_ROOT" run --storage "$STORE" --rm "oci:$IMG/oci" true)
+  [ "$res" = killed ] && killed=$((killed + 1))
+  for c in $(rrt list -q 2>/dev/null); do rrt delete -f "$c" >/dev/null 2>&1; done
+  drun --rm "oci:$IMG/oci" true >/dev/null 2>&1
+  left=$(run_leftovers | tr '\n' ' ')
+  [ -z "$left" ] || bad+=" ${d}us($left)"
+done
+diag "a run took ${dur} us; $killed of 12 runs killed"
+is "${bad# }" "" "a --rm run killed at any instant leaves nothing once deleted and after the next run"
+ok "the sweep did kill runs half way" test "$killed" -gt 0
+
 # ---------------------------------------------------------------- many layers
 # 80 layers: the kernel overlay's options pass a page (mount(2)'s limit, about 30 of a store's
 # layer paths), so they go one layer at a time (fsconfig lowerdir+); each layer's file is seen.
