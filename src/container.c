@@ -1129,6 +1129,74 @@ int rrt_container_pids(pid_t init, pid_t **pids, size_t *n, struct rrt_error *er
   return 0;
 }
 
+/* The state letter of /proc/PID/stat ('T' stopped), or 0 when it is gone. */
+static char proc_state(pid_t pid)
+{
+  char path[64], buf[512];
+  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+  cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  const char *p = strrchr(buf, ')');
+  return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Without a freezer: each running process stopped (SIGSTOP), and waited for, up to 1 s in all:
+ * a signal sent before the stop took effect could be handled first. stopped[i]: ours to SIGCONT
+ * (a process stopped already stays so). */
+static void stop_each(const pid_t *pids, size_t n, bool *stopped)
+{
+  for (size_t i = 0; i < n; i++) {
+    char c = proc_state(pids[i]);
+    stopped[i] = c && c != 'T' && c != 't' && c != 'Z' && kill(pids[i], SIGSTOP) == 0;
+  }
+  struct timespec t0, now;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (size_t i = 0; i < n; i++) {
+    for (;;) {
+      char c = !stopped[i] ? 'T' : proc_state(pids[i]);
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if (c == 'T' || c == 'Z' || c == 0 || now.tv_sec - t0.tv_sec >= 1)
+        break;
+      nanosleep(&(struct timespec){0, 200000}, NULL);
+    }
+  }
+}
+
+/*
+ * kill --all: each process there gets the signal before any of them runs again, so that none,
+ * init included, can exit on another's signal before its own arrives: the cgroup is frozen
+ * around the kills (as runc does), or without a freezer each process is stopped and continued.
+ * SIGKILL, SIGSTOP and SIGCONT need neither.
+ */
+static void signal_all(const struct rrt_state *st, const pid_t *pids, size_t n, int sig)
+{
+  struct rrt_cgroup cg;
+  rrt_cgroup_load(st, &cg);
+  bool has_cg = rrt_cgroup_exists(&cg);
+  /* A paused container is held already. */
+  bool hold = sig != SIGKILL && sig != SIGSTOP && sig != SIGCONT && n > 1 &&
+              !(has_cg && rrt_cgroup_frozen(&cg));
+  struct rrt_error e = RRT_ERROR_INIT;
+  bool frozen =
+      hold && has_cg && rrt_cgroup_has_freezer(&cg) && rrt_cgroup_freeze(&cg, true, &e) == 0;
+  rrt_error_clear(&e);
+  cleanup_free bool *stopped = xzalloc(n * sizeof(bool));
+  if (hold && !frozen)
+    stop_each(pids, n, stopped);
+  for (size_t i = 0; i < n; i++)
+    kill(pids[i], sig);
+  if (frozen && rrt_cgroup_freeze(&cg, false, &e) < 0)
+    rrt_warn("kill --all: thaw: %s", rrt_error_msg(&e));
+  rrt_error_clear(&e);
+  for (size_t i = 0; i < n; i++)
+    if (stopped[i])
+      kill(pids[i], SIGCONT);
+  rrt_cgroup_free(&cg);
+}
+
 int rrt_container_kill(const struct rrt_global *g, const char *id, int sig, bool all,
                        struct rrt_error *err)
 {
@@ -1152,8 +1220,7 @@ int rrt_container_kill(const struct rrt_global *g, const char *id, int sig, bool
     size_t n = 0;
     if (rrt_live_pids(&l.st, &pids, &n, err) < 0)
       goto out;
-    for (size_t i = n; i > 0; i--)
-      kill(pids[i - 1], sig);
+    signal_all(&l.st, pids, n, sig);
     free(pids);
   } else if (kill(l.st.pid, sig) < 0) {
     rrt_error_errno(err, "kill container \"%s\" (pid %d)", id, l.st.pid);
