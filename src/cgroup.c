@@ -964,6 +964,19 @@ void rrt_cgroup_destroy_state(const struct rrt_state *st)
   rrt_cgroup_free(&cg);
 }
 
+void rrt_cgroup_destroy_failed(const struct rrt_state *st, const struct rrt_cgroup *made)
+{
+  struct rrt_cgroup cg;
+  rrt_cgroup_load(st, &cg);
+  if (cg.unit) {
+    rrt_cgroup_destroy(&cg); /* a systemd scope create started is the container's own */
+  } else if (rrt_cgroup_exists(&cg) && !empty_out(&cg, 5000)) {
+    rrt_warn("cgroup: %s still has processes after SIGKILL", procs_dir(&cg));
+  }
+  rrt_cgroup_free(&cg);
+  rrt_cgroup_remove_made(made);
+}
+
 char *rrt_cgroup_own_dir(void)
 {
   struct rrt_cg_mounts m;

@@ -740,8 +740,7 @@ static void destroy_failed(struct create_ctx *c)
     kill_and_wait(c->st.pid, c->st.pid_start, 2000);
   if (c->st.net_helper > 0)
     kill_and_wait(c->st.net_helper, c->st.net_helper_start, 2000);
-  rrt_cgroup_destroy_state(&c->st);
-  rrt_cgroup_remove_made(&c->cg_made);
+  rrt_cgroup_destroy_failed(&c->st, &c->cg_made);
   if (c->st.pid > 0 && c->spec && c->spec->hooks[RRT_HOOK_POSTSTOP].n > 0) {
     cleanup_free char *json = rrt_state_oci_json(&c->st, "stopped", false);
     rrt_hooks_run(c->spec, RRT_HOOK_POSTSTOP, json, &ignored);

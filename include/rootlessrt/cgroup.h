@@ -93,6 +93,10 @@ void rrt_cgroup_destroy(const struct rrt_cgroup *cg);
 bool rrt_cgroup_oom_killed(const struct rrt_state *st);
 /* The same for the cgroups a state records. */
 void rrt_cgroup_destroy_state(const struct rrt_state *st);
+/* After a failed create: what runs in the cgroups st records is killed (they held nothing when
+ * create took them), and only the directories create made (made_v2, made_v1) are removed; a
+ * cgroup that was there before stays, with whatever sub-cgroups it had. */
+void rrt_cgroup_destroy_failed(const struct rrt_state *st, const struct rrt_cgroup *made);
 
 /* The pids in the container's cgroup and its descendants (cgroup.procs). */
 int rrt_cgroup_pids(const struct rrt_cgroup *cg, pid_t **pids, size_t *n, struct rrt_error *err);

@@ -8,7 +8,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=58
+N=63
 if [ "$(id -u)" != 0 ] || [ "$(awk 'NR == 1 {print $1, $2, $3}' /proc/self/uid_map)" != "0 0 4294967295" ]; then
   skip "cgroup v1 is for real root only; this runs as uid $(id -u)" "$N"
   done_testing
@@ -195,6 +195,20 @@ run rrt run -d -b "$b" "$id"
 is "$rc" 1 "a create whose createRuntime hook fails"
 is "$(find "$V1" -maxdepth 3 -path "*/$top/made" 2>/dev/null)" "" \
   "removes the levels of cgroupsPath /$top/made/x/y it made, in every hierarchy"
+nothing_left "$id" "$b"
+# A cgroup that was there before, empty, with a sub-cgroup of the host's: the failed create kills
+# what it put there and removes only what it made.
+mkdir -p "$V1/pids/$top/pre/keep" "$V1/memory/$top/pre"
+cfg "$b" '.linux.cgroupsPath = $p' --arg p "/$top/pre"
+id=$(new_id pre)
+run rrt run -d -b "$b" "$id"
+is "$rc" 1 "a create into cgroups that were there before whose createRuntime hook fails"
+ok "leaves them, and the host's sub-cgroup, in place" \
+  test -d "$V1/pids/$top/pre/keep" -a -d "$V1/memory/$top/pre"
+is "$(cat "$V1/pids/$top/pre/cgroup.procs" "$V1/memory/$top/pre/cgroup.procs" 2>/dev/null)" "" \
+  "with nothing of the container left in them"
+is "$(find "$V1" -maxdepth 3 -path "*/$top/pre" | grep -Ev "/(pids|memory)/$top/pre\$")" "" \
+  "and removes the ones it made"
 nothing_left "$id" "$b"
 
 # ---------------------------------------------------------------- killed by the OOM killer
