@@ -1,7 +1,9 @@
 /* hostfds.c: bind sources and device nodes opened with the runtime's own credentials, for
  * real root's containers that have a user namespace (see hostfds.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +75,39 @@ static int make_node(const struct rrt_device *d, const struct rrt_userns_plan *p
   return 0;
 }
 
+/* The node directories of creates that were killed before they removed theirs (.devices-PID-*,
+ * PID gone): device nodes, however private the directory, are not left on the host's disk. */
+static void sweep_stale(const char *dir_parent)
+{
+  DIR *d = opendir(dir_parent);
+  if (!d)
+    return;
+  struct dirent *de;
+  while ((de = readdir(d))) {
+    char *end = NULL;
+    if (strncmp(de->d_name, ".devices-", 9) != 0)
+      continue;
+    long pid = strtol(de->d_name + 9, &end, 10);
+    if (pid <= 0 || *end != '-' || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+      continue;
+    int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *sub = fd < 0 ? NULL : fdopendir(fd);
+    if (!sub) {
+      if (fd >= 0)
+        close(fd);
+      continue;
+    }
+    struct dirent *n;
+    while ((n = readdir(sub)))
+      if (strcmp(n->d_name, ".") && strcmp(n->d_name, ".."))
+        (void)unlinkat(dirfd(sub), n->d_name, 0);
+    closedir(sub);
+    if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == 0)
+      rrt_debug("linux.devices: removed %s/%s, a killed create's", dir_parent, de->d_name);
+  }
+  closedir(d);
+}
+
 static int make_device_nodes(const struct rrt_spec *spec, const struct rrt_userns_plan *plan,
                              const char *dir_parent, struct rrt_hostfds *h, struct rrt_error *err)
 {
@@ -85,7 +120,8 @@ static int make_device_nodes(const struct rrt_spec *spec, const struct rrt_usern
     if (d->type != 'c' && d->type != 'u' && d->type != 'b')
       continue; /* FIFOs are made inside; unknown types are init's error */
     if (!h->dev_dir) {
-      h->dev_dir = xasprintf("%s/.devices-XXXXXX", dir_parent);
+      sweep_stale(dir_parent);
+      h->dev_dir = xasprintf("%s/.devices-%d-XXXXXX", dir_parent, (int)getpid());
       if (!mkdtemp(h->dev_dir)) {
         int e = errno;
         free(h->dev_dir);

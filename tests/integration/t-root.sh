@@ -162,6 +162,21 @@ has_line "$out" '^crw-rw-rw- 1000 5$' "root, user namespace: a second node, owne
 has_line "$out" '^wrote-null$' "root, user namespace: the node is the device (1:3)"
 is "$(find "$RRT_ROOT" "$(dirname "$RRT_ROOT")/.$(basename "$RRT_ROOT").private" -name '.devices-*' 2>/dev/null)" "" "root, user namespace: the runtime's node directory is gone"
 nothing_left "$id" "$b"
+# Creates killed at many instants (some while the nodes are in their directory), each deleted
+# with --force: the next create that makes nodes removes what the killed ones left.
+id=$(new_id userns-killed)
+dur=$(kill_after -1 "$RRT" --root "$RRT_ROOT" create -b "$b" "$id")
+rrt delete -f "$id" >/dev/null 2>&1
+[[ $dur =~ ^[0-9]+$ ]] || dur=30000
+for ((i = 0; i < 12; i++)); do
+  id=$(new_id userns-killed)
+  kill_after $((dur * i / 12)) "$RRT" --root "$RRT_ROOT" create -b "$b" "$id" >/dev/null
+  rrt delete -f "$id" >/dev/null 2>&1
+done
+id=$(new_id userns-root)
+run rrt run -b "$b" "$id"
+is "$(find "$RRT_ROOT" "$(dirname "$RRT_ROOT")/.$(basename "$RRT_ROOT").private" -name '.devices-*' 2>/dev/null)" "" \
+  "root, user namespace: no node directory of a killed create is left after the next run"
 
 # --network slirp: the resolv.conf in the state directory (root's, 0700) reaches init the same way.
 b_net=$(mkbundle userns-slirp sh -c 'cat /etc/resolv.conf; echo x >>/etc/resolv.conf || echo refused')
