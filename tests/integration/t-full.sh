@@ -396,7 +396,7 @@ else
   has_line "$IMAGE_MSGS" "noted: set user\.rrt\.note: $ENOSPC" \
     "an attribute the disk has no room for fails the unpack (the layer is not committed without it)"
   image_sweep "warm run, N bytes free" bytes "0 $page $((2 * page)) $((3 * page)) $((4 * page)) $((6 * page)) $((8 * page))" 0
-  image_sweep "warm run, N inodes free" inodes "0 1 2 3 4 5 6 8" 0
+  image_sweep "warm run, N inodes free" inodes "0 1 2 3 4 5 6 8 10 12 14 16 20" 0
   store_empty
 fi
 
