@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <slirp/libslirp.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "rootlessrt/log.h"
+#include "rootlessrt/userns.h"
 #include "rootlessrt/util.h"
 #include "net_internal.h"
 
@@ -258,6 +260,29 @@ static size_t raise_nofile(void)
   return conns < MAX_CONNS ? conns : MAX_CONNS;
 }
 
+/* The overflow id, "nobody": no file and no process of the host's is its own to change. */
+#define HELPER_NOBODY 65534
+
+/*
+ * Real root's helper: from here on it parses what the container sends (libslirp), so it goes on
+ * as nobody with no capability, as a user's own helper runs as that user. Its ports are bound
+ * and its agent is in the container's namespaces already; what it connects to needs no
+ * privilege (ICMP echo then needs net.ipv4.ping_group_range to allow nobody, as rootless).
+ */
+static int drop_root(struct rrt_error *err)
+{
+  /* uid 0 in a user namespace (rootless podman calls us so) is a user's already. */
+  if (geteuid() != 0 || !rrt_in_initial_userns())
+    return 0;
+  if (setgroups(0, NULL) < 0 || setresgid(HELPER_NOBODY, HELPER_NOBODY, HELPER_NOBODY) < 0 ||
+      setresuid(HELPER_NOBODY, HELPER_NOBODY, HELPER_NOBODY) < 0)
+    return rrt_error_errno(err, "give up root (become uid %d)", HELPER_NOBODY);
+  /* A changed uid made it dumpable again: nobody's other processes must not ptrace it. */
+  if (prctl(PR_SET_DUMPABLE, 0) < 0)
+    return rrt_error_errno(err, "prctl(PR_SET_DUMPABLE)");
+  return 0;
+}
+
 static int helper_setup(struct helper *h, int userns_fd, int netns_fd, int init_pidfd,
                         const struct rrt_net_config *cfg, struct rrt_error *err)
 {
@@ -299,7 +324,7 @@ static int helper_setup(struct helper *h, int userns_fd, int netns_fd, int init_
   struct pollfd pf = {.fd = init_pidfd, .events = POLLIN};
   if (poll(&pf, 1, 0) > 0)
     return rrt_error_set(err, 0, "the container's init exited before its network was ready");
-  return 0;
+  return drop_root(err);
 }
 
 static void read_tap(struct helper *h)

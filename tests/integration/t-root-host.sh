@@ -4,13 +4,14 @@
 # (the rootfs was set up there, and pivot_root moved every process of the host into it), a
 # container root that chmods or touches its /dev nodes and masked files (they were binds of the
 # host's own nodes, writable), a cgroup2 mount without a cgroup namespace (it set the host's
-# cgroup2 flags), another user's symlink at --log (root appended to the file it named). As real root only (run-integration runs this file as root).
+# cgroup2 flags), the slirp helper (it parsed the container's packets as root), another user's
+# symlink at --log (root appended to the file it named). As real root only (run-integration runs this file as root).
 # rrt-test-as: root
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
 if [ "$(id -u)" != 0 ] || [ "$(awk 'NR == 1 {print $1, $2, $3}' /proc/self/uid_map)" != "0 0 4294967295" ]; then
-  skip "not real root: these checks are about what the host's root does" 17
+  skip "not real root: these checks are about what the host's root does" 20
   done_testing
 fi
 
@@ -120,6 +121,19 @@ else
   fi
   nothing_left "$id" "$b"
 fi
+
+# ---------------------------------------------------------------- the slirp helper
+# The network helper parses everything the container sends: real root's must not do so as root.
+b=$(rootbundle slirp-helper rrt-probe sleep 1000)
+id=$(new_id slirp-helper)
+run rrt run -d --network slirp -b "$b" "$id"
+is "$rc" 0 "run -d --network slirp as root"
+helper=$(jq -r '.netHelper // empty' "$RRT_ROOT/$id/state.json" 2>/dev/null)
+is "$(awk '/^(Uid|Gid):/ {print $1, $2, $3, $4, $5} /^CapEff:/ {print $1, $2}' "/proc/${helper:-0}/status" 2>/dev/null)" \
+  "$(printf 'Uid: 65534 65534 65534 65534\nGid: 65534 65534 65534 65534\nCapEff: 0000000000000000')" \
+  "its network helper runs as nobody, with no capability"
+rrt delete -f "$id" >/dev/null 2>&1
+nothing_left "$id" "$b"
 
 # ---------------------------------------------------------------- --log through a symlink
 # Another user's symlink where the log is to be (a directory others can write): root must not
