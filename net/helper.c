@@ -437,6 +437,9 @@ void net_helper_main(int ready_fd, int userns_fd, int netns_fd, int init_pidfd,
   net_relay_free(h.relay);
   if (h.slirp)
     slirp_cleanup(h.slirp);
+  /* The agent stops at this hang-up: as nobody, the helper may not signal a root agent. */
+  if (h.agent_sock >= 0)
+    close(h.agent_sock);
   if (h.agent_pid > 0) {
     kill(h.agent_pid, SIGKILL);
     while (waitpid(h.agent_pid, NULL, 0) < 0 && errno == EINTR)

@@ -11,7 +11,7 @@
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
 if [ "$(id -u)" != 0 ] || [ "$(awk 'NR == 1 {print $1, $2, $3}' /proc/self/uid_map)" != "0 0 4294967295" ]; then
-  skip "not real root: these checks are about what the host's root does" 20
+  skip "not real root: these checks are about what the host's root does" 21
   done_testing
 fi
 
@@ -134,6 +134,15 @@ is "$(awk '/^(Uid|Gid):/ {print $1, $2, $3, $4, $5} /^CapEff:/ {print $1, $2}' "
   "its network helper runs as nobody, with no capability"
 rrt delete -f "$id" >/dev/null 2>&1
 nothing_left "$id" "$b"
+# Its agent in the container's namespaces stays root: the helper as nobody cannot signal it, and
+# still both go when the container does (before any delete).
+b=$(rootbundle slirp-exit rrt-probe exit 0)
+id=$(new_id slirp-exit)
+rrt run -d --network slirp -b "$b" "$id" >/dev/null 2>&1
+helper=$(jq -r '.netHelper // empty' "$RRT_ROOT/$id/state.json" 2>/dev/null)
+gone() { ! pgrep -P "$1" >/dev/null && [ ! -e "/proc/$1" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
+ok "once the container exits, its network helper and agent exit too" wait_until 20 gone "${helper:-0}"
+rrt delete -f "$id" >/dev/null 2>&1
 
 # ---------------------------------------------------------------- --log through a symlink
 # Another user's symlink where the log is to be (a directory others can write): root must not
