@@ -116,15 +116,18 @@ sweep() {
   local name=$1 unit=$2 points=$3 b=$4 n id left pf lf
   shift 4
   local bad_exit="" bad_left="" bad_life="" bad_again="" made=0 refused=0 msgs=""
+  SWEEP_WARNINGS="" # what the creates that worked said on stderr
   for n in $points; do
     id=$(new_id full)
     pf=$FULL/$id.pid lf=$FULL/$id.log
     local -a args=("${@//@PIDFILE@/$pf}")
     args=("${args[@]//@LOG@/$lf}")
+    "${SWEEP_BEFORE:-:}"
     "fill_$unit" "$n"
     run rrt "${args[@]}" -b "$b" "$id"
     if [ "$rc" = 0 ]; then
       made=$((made + 1))
+      SWEEP_WARNINGS+=$err$'\n'
       if [ "$made" = 1 ]; then
         left=$(lifecycle "$id")
         [ -z "$left" ] || bad_life+=" $n($left)"
@@ -178,6 +181,24 @@ sweep "log on the full disk, N inodes free" inodes "0 1 5" "$b" --log @LOG@ --lo
 # listen: the relay only forwards once the container is started.
 NOTIFY_SOCKET=$T_WORK/sd.sock sweep "create with NOTIFY_SOCKET, N inodes free" inodes "0 1 2 3 4 5 6 7 8" "$b" create
 NOTIFY_SOCKET=$T_WORK/sd.sock sweep "create with NOTIFY_SOCKET, N bytes free" bytes "$bytes" "$b" create
+# A seccomp profile: create compiles it and writes the filter to the cache beside the root
+# (emptied before each point, so that every create writes it). A cache write that runs out is a
+# warning; no temporary or cut cache file may stay for a later create to load.
+sc=$(mkbundle seccomp rrt-probe sleep 100)
+cfg "$sc" '.linux.seccomp = $p[0]' --slurpfile p "$TESTS_DIR/confine/podman-default.json" ||
+  bail_out "cannot edit $sc/config.json"
+CACHE=$FULL/.root.private/seccomp-cache
+no_cache() { rm -rf "$CACHE"; }
+SWEEP_BEFORE=no_cache sweep "create with a seccomp profile, N bytes free" bytes \
+  "$bytes $((5 * page)) $((6 * page)) $((8 * page))" "$sc" create
+has_line "$SWEEP_WARNINGS" "warning: seccomp cache: write .*: $ENOSPC" \
+  "a create whose cache write ran out warns and goes on"
+is "$(find "$FULL/.root.private" -name '*.tmp' 2>/dev/null)" "" "no temporary cache file is left"
+scs=$(mkbundle seccomp-status rrt-probe status)
+cfg "$scs" '.linux.seccomp = $p[0]' --slurpfile p "$TESTS_DIR/confine/podman-default.json" ||
+  bail_out "cannot edit $scs/config.json"
+run rrt --debug run -b "$scs" "$(new_id full)"
+has_line "$out" '^Seccomp:[[:space:]]+2$' "with room again, the filter loads (from the cache or compiled anew)"
 if [ -e /dev/net/tun ] && (exec 3<>/dev/net/tun) 2>/dev/null &&
   [ -x "$(dirname "$RRT")/rootlessrt-net" ]; then
   sweep "create --network slirp, N bytes free" bytes "$bytes $((5 * page))" "$b" create --network slirp
