@@ -11,7 +11,8 @@
 # image unpacked onto the full store fails clearly and leaves no half layer a later run trusts
 # (a layer whose files fit but whose extended attribute does not is not committed).
 # Also: a --log line is whole or absent when the disk fills mid-line; spec leaves no cut
-# config.json.
+# config.json; exec [-d] whose --pid-file cannot be written leaves no process; a seccomp cache
+# write that runs out only warns.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
