@@ -178,6 +178,7 @@ sweep "create, N inodes free" inodes "0 1 2 3 4 5" "$b" create
 sweep "create --pid-file on the full disk, N bytes free" bytes "$bytes" "$b" create --pid-file @PIDFILE@
 sweep "create --pid-file on the full disk, N inodes free" inodes "0 1 2 3 4 5" "$b" create --pid-file @PIDFILE@
 sweep "log on the full disk, N inodes free" inodes "0 1 5" "$b" --log @LOG@ --log-format json create
+sweep "log on the full disk, N bytes free" bytes "$bytes" "$b" --log @LOG@ --log-format json --debug create
 # NOTIFY_SOCKET: a relay process and notify.pid, notify.sock in the state directory. Nobody need
 # listen: the relay only forwards once the container is started.
 NOTIFY_SOCKET=$T_WORK/sd.sock sweep "create with NOTIFY_SOCKET, N inodes free" inodes "0 1 2 3 4 5 6 7 8" "$b" create
