@@ -317,6 +317,22 @@ state_left() { # state_left ID: what the runtime still has of ID (files under RR
   rrt list -q 2>/dev/null | grep -Fx -- "$1"
 }
 
+# real_root: true for the host's root (uid 0 of the initial user namespace), which the root-only
+# files need.
+real_root() {
+  [ "$(id -u)" = 0 ] && [ "$(awk 'NR == 1 {print $1, $2, $3}' /proc/self/uid_map)" = "0 0 4294967295" ]
+}
+
+# rootbundle NAME ARGS...: a bundle for root: the rootless default config without its user
+# namespace (no id maps to write).
+rootbundle() {
+  local b
+  b=$(mkbundle "$@")
+  cfg "$b" '.linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)' ||
+    bail_out "cannot edit $b/config.json"
+  printf '%s\n' "$b"
+}
+
 # kill_after MICROSECONDS CMD...: runs CMD (stdio on /dev/null, so that no container keeps a
 # pipe of ours open), SIGKILLs it after the delay unless it is done; prints "killed" or
 # "exited N". A delay of -1: no kill; prints how long CMD took in microseconds when it

@@ -10,19 +10,10 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-if [ "$(id -u)" != 0 ] || [ "$(awk 'NR == 1 {print $1, $2, $3}' /proc/self/uid_map)" != "0 0 4294967295" ]; then
+if ! real_root; then
   skip "not real root: these checks are about what the host's root does" 21
   done_testing
 fi
-
-# rootbundle NAME ARGS...: the rootless default config without its user namespace.
-rootbundle() {
-  local b
-  b=$(mkbundle "$@")
-  cfg "$b" '.linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)' ||
-    bail_out "cannot edit $b/config.json"
-  printf '%s\n' "$b"
-}
 
 # ---------------------------------------------------------------- the host's mount namespace
 # A mount namespace joined by path that is the runtime's own, or pid 1's. Tried inside a

@@ -8,20 +8,10 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-if [ "$(id -u)" != 0 ] || [ "$(awk 'NR == 1 {print $1, $2, $3}' /proc/self/uid_map)" != "0 0 4294967295" ]; then
+if ! real_root; then
   skip "not real root: these checks are about containers of the host's root" 1
   done_testing
 fi
-
-# rootbundle NAME ARGS...: a bundle for root: the rootless default config without its user
-# namespace (no id maps to write).
-rootbundle() {
-  local b
-  b=$(mkbundle "$@")
-  cfg "$b" '.linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)' ||
-    bail_out "cannot edit $b/config.json"
-  printf '%s\n' "$b"
-}
 
 # refused NAME ERE BUNDLE: `run` fails with a message matching ERE, nothing left.
 refused() {
