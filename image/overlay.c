@@ -149,19 +149,7 @@ static char *without_kernel_opts(const char *data)
   static const char *const kernel_only[] = {"userxattr",        "volatile",     "redirect_dir=on",
                                             "redirect_dir=off", "index=on",     "index=off",
                                             "metacopy=on",      "metacopy=off", NULL};
-  cleanup_free char *copy = xstrdup(data ? data : "");
-  char *out = xzalloc(strlen(copy) + 1), *save = NULL;
-  for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    bool drop = false;
-    for (size_t i = 0; kernel_only[i]; i++)
-      drop |= strcmp(t, kernel_only[i]) == 0;
-    if (drop)
-      continue;
-    if (*out)
-      strcat(out, ",");
-    strcat(out, t);
-  }
-  return out;
+  return rrt_opts_without(data, kernel_only);
 }
 
 /* fuse-overlayfs: ROOTLESSRT_FUSE_OVERLAYFS, else PATH, else /usr/bin. */

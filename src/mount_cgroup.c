@@ -85,17 +85,8 @@ static int bind_host_tree(int rootfd, const char *dest, const char *from, unsign
 /* "rw,memory" -> "memory": the superblock options of a v1 hierarchy, less the access mode. */
 static char *v1_options(const char *super)
 {
-  cleanup_free char *copy = xstrdup(super);
-  char *out = xzalloc(strlen(super) + 1);
-  char *save = NULL;
-  for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    if (strcmp(t, "rw") == 0 || strcmp(t, "ro") == 0)
-      continue;
-    if (*out)
-      strcat(out, ",");
-    strcat(out, t);
-  }
-  return out;
+  static const char *const mode[] = {"rw", "ro", NULL};
+  return rrt_opts_without(super, mode);
 }
 
 /* Each hierarchy the host mounts at /sys/fs/cgroup/NAME, mounted anew under dest: in a cgroup

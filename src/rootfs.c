@@ -153,17 +153,8 @@ static int check_not_symlink(int rootfd, const char *dest, const char *type, str
 /* "mode=0620,gid=5,ptmxmode=0666" -> "mode=0620,ptmxmode=0666". */
 static char *strip_gid_option(const char *data)
 {
-  cleanup_free char *copy = xstrdup(data);
-  char *out = xzalloc(strlen(data) + 1);
-  char *save = NULL;
-  for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    if (strncmp(tok, "gid=", 4) == 0)
-      continue;
-    if (*out)
-      strcat(out, ",");
-    strcat(out, tok);
-  }
-  return out;
+  static const char *const gid[] = {"gid=", NULL};
+  return rrt_opts_without(data, gid);
 }
 
 /* rro, rnosuid, ...: mount_setattr(AT_RECURSIVE) over the whole new tree.

@@ -175,6 +175,30 @@ int rrt_read_file(const char *path, char **out, size_t *len, struct rrt_error *e
   return rrt_read_file_at(AT_FDCWD, path, out, len, err);
 }
 
+static bool opt_dropped(const char *opt, const char *const *drop)
+{
+  for (size_t i = 0; drop[i]; i++) {
+    size_t n = strlen(drop[i]);
+    if (n && drop[i][n - 1] == '=' ? strncmp(opt, drop[i], n) == 0 : strcmp(opt, drop[i]) == 0)
+      return true;
+  }
+  return false;
+}
+
+char *rrt_opts_without(const char *list, const char *const *drop)
+{
+  cleanup_free char *copy = xstrdup(list ? list : "");
+  char *out = xzalloc(strlen(copy) + 1), *save = NULL;
+  for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (opt_dropped(t, drop))
+      continue;
+    if (*out)
+      strcat(out, ",");
+    strcat(out, t);
+  }
+  return out;
+}
+
 int rrt_write_all(int fd, const void *data, size_t len)
 {
   const char *p = data;

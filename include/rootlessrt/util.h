@@ -65,6 +65,10 @@ int rrt_read_file_at(int dirfd, const char *path, char **out, size_t *len, struc
 int rrt_read_fd(int fd, char **out, size_t *len, struct rrt_error *err);
 int rrt_write_file(const char *path, const void *data, size_t len, int flags, mode_t mode,
                    struct rrt_error *err);
+/* A comma-separated option list without the options named in `drop` (NULL-terminated): each
+ * matches a whole option, or, ending in '=', every option that starts so ("gid=" drops
+ * "gid=5"). list may be NULL (an empty result). */
+char *rrt_opts_without(const char *list, const char *const *drop);
 int rrt_write_all(int fd, const void *data, size_t len);
 ssize_t rrt_read_all(int fd, void *buf, size_t len);
 

@@ -624,9 +624,25 @@ static void test_in_namespaces(void)
   nftw(base, remove_one, 16, FTW_PHYS | FTW_DEPTH);
 }
 
+/* The option-list filter behind devpts' gid= retry, v1 cgroup mounts and fuse-overlayfs. */
+static void test_opts_without(void)
+{
+  static const char *const drop[] = {"gid=", "rw", NULL};
+  cleanup_free char *a = rrt_opts_without("rw,mode=0620,gid=5,ptmxmode=0666,gidx", drop);
+  is_str(a, "mode=0620,ptmxmode=0666,gidx",
+         "a prefix ending in '=' drops every gid=...; rw whole only");
+  cleanup_free char *b = rrt_opts_without("rw,gid=5", drop);
+  is_str(b, "", "all dropped: empty");
+  cleanup_free char *c = rrt_opts_without(NULL, drop);
+  is_str(c, "", "NULL: empty");
+  cleanup_free char *d = rrt_opts_without("rwx,,ro", drop);
+  is_str(d, "rwx,ro", "a longer option is kept; empty ones go");
+}
+
 int main(void)
 {
   test_opts();
+  test_opts_without();
   test_in_namespaces();
   return tap_done();
 }
