@@ -41,14 +41,8 @@ static int copy_data(int in, int out)
       continue;
     if (n <= 0)
       return (int)n;
-    for (ssize_t off = 0; off < n;) {
-      ssize_t w = write(out, buf + off, (size_t)(n - off));
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w < 0)
-        return -1;
-      off += w;
-    }
+    if (rrt_write_all(out, buf, (size_t)n) < 0)
+      return -1;
   }
 }
 
