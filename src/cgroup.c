@@ -599,6 +599,9 @@ int rrt_cgroup_create(const struct rrt_cgroup_opts *o, pid_t init, struct rrt_cg
   cleanup_free char *rest = NULL;
   if (o->systemd)
     r = rrt_cg_systemd_create(o, init, cg, &rest, &fallback, err);
+  /* The scope is the container's from the start (cgroupfs reports each directory as made). */
+  if (r == 0 && cg->unit && o->found)
+    r = o->found(cg, NULL, o->found_arg, err);
   if (r == 0 && fallback) {
     /* No bus: the caller's own cgroup, as the cgroupfs manager makes it (a systemd
      * slice:prefix:name path means nothing there). */

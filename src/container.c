@@ -598,10 +598,9 @@ static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
     return -1;
   if (rrt_state_record_init(c->dirfd, c->st.pid, c->st.pid_start, err) < 0)
     return in_state_dir(c, err);
+  /* Its directories are recorded as they are made (record_cgroup). */
   if (setup_cgroup(c, init, err) < 0)
     return -1;
-  if (rrt_state_record_cgroup(c->dirfd, &c->st, err) < 0)
-    return in_state_dir(c, err);
   if (rrt_notify_start_relay(&c->notify, c->dirfd, init, err) < 0)
     return -1;
   /* init watches the helpers itself: it goes on the moment they are done, without a wake-up of

@@ -352,8 +352,8 @@ int rrt_state_record_pending_cgroup(int dirfd, const char *dir, struct rrt_error
   return replace_record(dirfd, "cgroup-new", dir, err);
 }
 
-/* Written as each directory is found to be the container's (rrt_cgroup_opts.found), and again
- * with the whole once create has them all. */
+/* Written again as each directory is found to be the container's (rrt_cgroup_opts.found): the
+ * last write holds them all. */
 int rrt_state_record_cgroup(int dirfd, const struct rrt_state *st, struct rrt_error *err)
 {
   if (st->cgroup && replace_record(dirfd, "cgroup", st->cgroup, err) < 0)
