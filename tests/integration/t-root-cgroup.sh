@@ -155,14 +155,19 @@ is "$(status_of "$id")" running "the refused create leaves the other container r
 ok "and its cgroup in place" test -d "$V1/pids/$top/busy"
 rrt delete -f "$id" >/dev/null 2>&1
 nothing_left "$id2" "$b"
+# host_run DIR PATH: a process that is no container's (host_pid) in the host's cgroup DIR, then
+# `run -d` of the bundle at cgroupsPath PATH (as $id).
+host_run() {
+  mkdir -p "$1"
+  sleep 300 &
+  host_pid=$!
+  echo "$host_pid" >"$1/cgroup.procs"
+  cfg "$b" '.linux.cgroupsPath = $p' --arg p "$2"
+  id=$(new_id host)
+  run rrt run -d -b "$b" "$id"
+}
 # A cgroup of the host's, with a process that is no container's in it.
-mkdir -p "$V1/pids/$top/host"
-sleep 300 &
-host_pid=$!
-echo "$host_pid" >"$V1/pids/$top/host/cgroup.procs"
-cfg "$b" '.linux.cgroupsPath = $p' --arg p "/$top/host"
-id=$(new_id host)
-run rrt run -d -b "$b" "$id"
+host_run "$V1/pids/$top/host" "/$top/host"
 like "$rc:$err" '^1:.*already holds processes' "a cgroupsPath naming a host cgroup with processes is refused"
 ok "the process in it lives on" kill -0 "$host_pid"
 has_line "$(cat "$V1/pids/$top/host/cgroup.procs" 2>/dev/null)" "^$host_pid\$" "and its cgroup is untouched"
@@ -170,13 +175,7 @@ kill "$host_pid" 2>/dev/null
 wait "$host_pid" 2>/dev/null
 # The same with the host's process one level down: a v1 cgroup.procs lists its own processes
 # only. Taken, the container's freezer and limits would have been that process's too.
-mkdir -p "$V1/freezer/$top/hostsub/inner"
-sleep 300 &
-host_pid=$!
-echo "$host_pid" >"$V1/freezer/$top/hostsub/inner/cgroup.procs"
-cfg "$b" '.linux.cgroupsPath = $p' --arg p "/$top/hostsub"
-id=$(new_id hostsub)
-run rrt run -d -b "$b" "$id"
+host_run "$V1/freezer/$top/hostsub/inner" "/$top/hostsub"
 like "$rc:$err" '^1:.*already holds processes' \
   "a cgroupsPath whose v1 cgroup has a host process in a sub-cgroup is refused"
 is "$(cat "$V1/freezer/$top/hostsub/inner/cgroup.procs" 2>/dev/null):$(cat "$V1/freezer/$top/hostsub/freezer.state" 2>/dev/null)" \
