@@ -317,6 +317,14 @@ state_left() { # state_left ID: what the runtime still has of ID (files under RR
   rrt list -q 2>/dev/null | grep -Fx -- "$1"
 }
 
+fails_naming() { # fails_naming ERE NAME: the last run exited 1 and its stderr matches ERE
+  if [ "$rc" -eq 1 ] && [[ $err =~ $1 ]]; then
+    pass "$2"
+  else
+    fail "$2" "exit status: $rc (expected 1)" "stderr: $err" "expected stderr to match: $1"
+  fi
+}
+
 # real_root: true for the host's root (uid 0 of the initial user namespace), which the root-only
 # files need.
 real_root() {

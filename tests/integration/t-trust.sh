@@ -10,14 +10,6 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-fails_naming() { # fails_naming ERE NAME: the last run exited 1 and its stderr matches ERE
-  if [ "$rc" -eq 1 ] && [[ $err =~ $1 ]]; then
-    pass "$2"
-  else
-    fail "$2" "exit status: $rc (expected 1)" "stderr: $err" "expected stderr to match: $1"
-  fi
-}
-
 b=$(mkbundle trust rrt-probe sleep 100)
 cfg "$b" '.process.terminal = false' || bail_out "cannot edit the bundle"
 
