@@ -317,6 +317,30 @@ state_left() { # state_left ID: what the runtime still has of ID (files under RR
   rrt list -q 2>/dev/null | grep -Fx -- "$1"
 }
 
+# cgroups_of ID: cgroup directories named after ID (the runtime names its cgroups after the id).
+cgroups_of() {
+  find /sys/fs/cgroup -maxdepth 8 -type d -name "*$1*" 2>/dev/null
+}
+
+# leftovers ID BUNDLE [FILE...]: what is still there of the container (empty when nothing):
+# state, processes, mounts, cgroups, and FILEs (a pid file and its temporary).
+leftovers() {
+  local id=$1 b=$2 s p m c f deadline=$((SECONDS + 5))
+  shift 2
+  while :; do
+    s=$(state_left "$id")
+    p=$(procs_referencing "$b")
+    m=$(mounts_referencing "$b")
+    c=$(cgroups_of "$id")
+    f=""
+    for x in "$@"; do [ -e "$x" ] && f+=" $x"; done
+    [ -z "$s$p$m$c$f" ] && return 0
+    [ "$SECONDS" -ge "$deadline" ] && break
+    sleep 0.1
+  done
+  echo "${s:+state: $s; }${p:+processes: $p; }${m:+mounts: $m; }${c:+cgroups: $c; }${f:+files:$f}"
+}
+
 fails_naming() { # fails_naming ERE NAME: the last run exited 1 and its stderr matches ERE
   if [ "$rc" -eq 1 ] && [[ $err =~ $1 ]]; then
     pass "$2"

@@ -8,21 +8,6 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-# leftovers ID BUNDLE: what is still there of the container (empty when nothing), after a
-# generous wait for processes that are dying.
-leftovers() {
-  local s p m deadline=$((SECONDS + 5))
-  while :; do
-    s=$( [ -e "$RRT_ROOT/$1" ] && echo "dir")
-    p=$(procs_referencing "$2")
-    m=$(mounts_referencing "$2")
-    [ -z "$s$p$m" ] && return 0
-    [ "$SECONDS" -ge "$deadline" ] && break
-    sleep 0.1
-  done
-  echo "${s:+state dir; }${p:+processes: $p; }${m:+mounts: $m}"
-}
-
 # status_in_list ID: the status `list -f json` gives ID (empty when not listed).
 status_in_list() {
   rrt list -f json 2>/dev/null | jq -r --arg id "$1" '.[] | select(.id == $id) | .status'

@@ -61,30 +61,6 @@ for i in range(max(st.f_ffree - keep, 0)):
 
 # ---------------------------------------------------------------- what a failed create leaves
 
-# cgroups_of ID: cgroup directories named after ID (the runtime names its cgroups after the id).
-cgroups_of() {
-  find /sys/fs/cgroup -maxdepth 8 -type d -name "*$1*" 2>/dev/null
-}
-
-# leftovers ID BUNDLE [FILE...]: what is still there of the container (empty when nothing):
-# state, processes, mounts, cgroups, and FILEs (a pid file and its temporary).
-leftovers() {
-  local id=$1 b=$2 s p m c f deadline=$((SECONDS + 5))
-  shift 2
-  while :; do
-    s=$(state_left "$id")
-    p=$(procs_referencing "$b")
-    m=$(mounts_referencing "$b")
-    c=$(cgroups_of "$id")
-    f=""
-    for x in "$@"; do [ -e "$x" ] && f+=" $x"; done
-    [ -z "$s$p$m$c$f" ] && return 0
-    [ "$SECONDS" -ge "$deadline" ] && break
-    sleep 0.1
-  done
-  echo "${s:+state: $s; }${p:+processes: $p; }${m:+mounts: $m; }${c:+cgroups: $c; }${f:+files:$f}"
-}
-
 # a_clear_enospc ERR: one line that names the file it could not write (a path, or a name such as
 # config.json) and ends in ENOSPC.
 a_clear_enospc() {
