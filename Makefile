@@ -58,10 +58,16 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fvisibility=hidden -fno-strict-aliasing -
              -DRRT_LIBEXECDIR='"$(LIBEXECDIR)/rootlessrt"'
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
 
-LIB_SRCS := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard userns/*.c) $(wildcard image/*.c) $(wildcard check/*.c) \
-            $(filter-out net/helper_main.c,$(wildcard net/*.c))
+# The source tree, top to bottom (README "Source layout"): cli/ (main and one file per verb) over
+# the library: container/ (the lifecycle), image/ and check/ (the desktop run and the doctor),
+# rootfs/, confine/, cgroup/, net/, spec/, userns/, and base/ at the bottom. `make lint` checks
+# that no file depends on another in a circle (contrib/depcheck.py).
+LIB_DIRS := base spec userns cgroup confine rootfs net container image check
+LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
+LIB_SRCS := $(filter-out net/helper_main.c,$(LIB_SRCS))
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
-MAIN_OBJ := $(BUILD)/obj/src/main.o
+CLI_SRCS := $(wildcard cli/*.c)
+CLI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
 NET_MAIN_OBJ := $(BUILD)/obj/net/helper_main.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -87,7 +93,7 @@ $(BUILD)/librrt.a: $(LIB_OBJS)
 	@rm -f $@
 	@ar rcs $@ $^
 
-$(BUILD)/rootlessrt: $(MAIN_OBJ) $(BUILD)/librrt.a
+$(BUILD)/rootlessrt: $(CLI_OBJS) $(BUILD)/librrt.a
 	$(CC) $(ALL_LDFLAGS) $(RRT_LINK) -o $@ $^ $(PKG_LIBS)
 
 $(BUILD)/rootlessrt-net: $(NET_MAIN_OBJ) $(BUILD)/librrt.a

@@ -1,4 +1,4 @@
-/* cmd.h: one entry point per verb (src/cmd_<verb>.c). */
+/* cmd.h: one entry point per verb (cli/cmd_<verb>.c). */
 #ifndef ROOTLESSRT_CMD_H
 #define ROOTLESSRT_CMD_H
 

@@ -31,7 +31,7 @@
 #include "rootlessrt/util.h"
 #include "tap.h"
 
-/* Implemented in src/limits.c, not yet declared in confine.h. */
+/* Implemented in confine/limits.c, not yet declared in confine.h. */
 
 #define STRV(...)                                                                                  \
   ((struct rrt_strv){(char *[]){__VA_ARGS__, NULL},                                                \

@@ -14,7 +14,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "rootfs_internal.h"
+#include "internal.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/util.h"
 

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rootfs_internal.h"
+#include "internal.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/util.h"
 

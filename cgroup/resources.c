@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cgroup_internal.h"
+#include "internal.h"
 #include "rootlessrt/cgroup.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/util.h"

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup_internal.h"
+#include "internal.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/reexec.h"
 #include "rootlessrt/util.h"

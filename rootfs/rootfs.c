@@ -12,7 +12,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "rootfs_internal.h"
+#include "internal.h"
 #include "rootlessrt/image.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/rootfs.h"

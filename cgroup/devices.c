@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "cgroup_internal.h"
+#include "internal.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/util.h"
 

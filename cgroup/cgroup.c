@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup_internal.h"
+#include "internal.h"
 #include "rootlessrt/cgroup.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/util.h"
