@@ -1,5 +1,5 @@
-/* check.c: the check's items list, the distribution family and its packages, and the order the
- * items run in; rrt_check_explain for create's errors. */
+/* check.c: what every check uses: the items list, host files, the distribution family and its
+ * packages, and running a command (run.c says the order the checks run in). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -103,7 +103,7 @@ static enum rrt_distro family_of(const char *ids)
   return RRT_DISTRO_OTHER;
 }
 
-static void detect_distro(struct rrt_check *c)
+void check_detect_distro(struct rrt_check *c)
 {
   cleanup_free char *text = check_read(c, "/etc/os-release");
   if (!text)
@@ -271,36 +271,4 @@ char *check_version(const char *path)
       return steal_ptr(&line);
   }
   return xstrndup(out, strcspn(out, "\n"));
-}
-
-void rrt_check_run(struct rrt_check *c)
-{
-  if (!c->prefix)
-    c->prefix = "";
-  c->uid = getuid();
-  c->gid = getgid();
-  const char *name = rrt_user_name(c->uid);
-  c->user = name ? xstrdup(name) : xasprintf("%u", (unsigned)c->uid);
-  detect_distro(c);
-  check_subids(c);
-  check_helpers(c);
-  check_userns(c);
-  check_runtime_dir(c);
-  check_cgroups(c);
-  check_devices(c);
-  check_fuse_overlayfs(c);
-  check_net_helpers(c);
-  check_storage(c);
-}
-
-void rrt_check_free(struct rrt_check *c)
-{
-  for (size_t i = 0; i < c->n; i++) {
-    free(c->items[i].found);
-    free(c->items[i].fix);
-  }
-  free(c->items);
-  free(c->distro_id);
-  free(c->distro_name);
-  free(c->user);
 }

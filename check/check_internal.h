@@ -8,6 +8,7 @@
 #include "rootlessrt/check.h"
 
 /* Adds an item; fix may be NULL. */
+void check_detect_distro(struct rrt_check *c);
 void check_add(struct rrt_check *c, const char *name, enum rrt_check_level level, char *fix,
                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 

@@ -16,53 +16,16 @@
 struct verb {
   const char *name;
   rrt_cmd_fn fn;
-  const char *usage;
-  const char *what;
 };
 
+/* Every verb in rrt_verb_docs (usage.c), in the same order. */
 static const struct verb verbs[] = {
-    {"create", rrt_cmd_create,
-     "create [-b|--bundle DIR] [--pid-file F] [--console-socket S] [--preserve-fds N]\n"
-     "       [--no-pivot] [--no-new-keyring] [--network none|host|slirp] [-p|--publish P]...\n"
-     "       [--mtu N] [--ipv6] [--host-loopback] [--cidr CIDR] [--ports-via splice|slirp]\n"
-     "       [--network-opt KEY=VALUE]... ID",
-     "create a container; its init waits, blocked, for `start`"},
-    {"start", rrt_cmd_start, "start ID", "run the user process of a created container"},
-    {"run", rrt_cmd_run,
-     "run [create flags] [-d|--detach] ID\n"
-     "   or: run [--rm] [-d] [-i] [-t] [--name N] [-e K=V]... [--env-file F]... [-w DIR]\n"
-     "       [-u USER[:GROUP]] [-v SRC:DST[:ro]]... [--tmpfs DST[:OPTS]]... [-p P]...\n"
-     "       [--network none|host|slirp] [--hostname H] [--read-only] [--entrypoint CMD]\n"
-     "       [--cap-add C]... [--cap-drop C]... [--security-opt OPT]... [--userns keep-id]\n"
-     "       [--overlay auto|kernel|fuse] [--storage DIR] [--print-config]\n"
-     "       IMAGE|ROOTDIR [CMD ARGS...]\n"
-     "  IMAGE: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE; ROOTDIR: a path\n"
-     "  with a '/' (./rootfs): it runs on a copy-on-write overlay and is never modified",
-     "create and start; in the foreground, forward signals and exit with the container's status"},
-    {"state", rrt_cmd_state, "state ID", "print the container's state JSON"},
-    {"kill", rrt_cmd_kill, "kill [-a|--all] ID [SIGNAL]",
-     "send a signal (name with or without SIG, or number; default TERM)"},
-    {"delete", rrt_cmd_delete, "delete [-f|--force] ID",
-     "delete a stopped container (--force: kill it first)"},
-    {"list", rrt_cmd_list, "list [-f|--format table|json] [-q|--quiet]", "list containers"},
-    {"spec", rrt_cmd_spec, "spec [--rootless] [-b|--bundle DIR]",
-     "write a default config.json into the bundle"},
-    {"exec", rrt_cmd_exec,
-     "exec [--process FILE] [-t|--tty] [--console-socket S] [-d|--detach] [--pid-file F]\n"
-     "     [-e|--env K=V]... [--cwd DIR] [-u|--user UID[:GID]] [--cap CAP]... [--no-new-privs]\n"
-     "     [--preserve-fds N] ID [CMD ARGS...]",
-     "run another process in a running container"},
-    {"ps", rrt_cmd_ps, "ps [-f|--format table|json] ID", "list the container's processes"},
-    {"pause", rrt_cmd_pause, "pause ID", "freeze every process (cgroup v2 freezer)"},
-    {"resume", rrt_cmd_resume, "resume ID", "thaw a paused container"},
-    {"update", rrt_cmd_update, "update [-r|--resources FILE|-] ID",
-     "change the resources of a container"},
-    {"store", rrt_cmd_store, "store [--storage DIR] ls | rm NAME...",
-     "list (with sizes) or remove what the image store holds: images, layers, containers' "
-     "kept changes"},
-    {"features", rrt_cmd_features, "features", "print the features JSON document"},
-    {"check", rrt_cmd_check, "check [--json] [--storage DIR]",
-     "check what rootless containers need here; each problem with the command that fixes it"},
+    {"create", rrt_cmd_create}, {"start", rrt_cmd_start}, {"run", rrt_cmd_run},
+    {"state", rrt_cmd_state},   {"kill", rrt_cmd_kill},   {"delete", rrt_cmd_delete},
+    {"list", rrt_cmd_list},     {"spec", rrt_cmd_spec},   {"exec", rrt_cmd_exec},
+    {"ps", rrt_cmd_ps},         {"pause", rrt_cmd_pause}, {"resume", rrt_cmd_resume},
+    {"update", rrt_cmd_update}, {"store", rrt_cmd_store}, {"features", rrt_cmd_features},
+    {"check", rrt_cmd_check},
 };
 
 static const struct verb *find_verb(const char *name)
@@ -73,21 +36,14 @@ static const struct verb *find_verb(const char *name)
   return NULL;
 }
 
-void rrt_cmd_usage(const char *name)
-{
-  const struct verb *v = find_verb(name);
-  if (v)
-    printf("Usage: rootlessrt [global flags] %s\n\n%s\n", v->usage, v->what);
-}
-
 static void usage(FILE *out)
 {
   fprintf(out,
           "Usage: rootlessrt [global flags] VERB [flags] [ID]\n\n"
           "A rootless, user-namespace-first OCI container runtime (runtime-spec " RRT_OCI_VERSION
           ").\n\nVerbs:\n");
-  for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-    fprintf(out, "  %-8s %s\n", verbs[i].name, verbs[i].what);
+  for (size_t i = 0; i < rrt_verb_docs_len; i++)
+    fprintf(out, "  %-8s %s\n", rrt_verb_docs[i].name, rrt_verb_docs[i].what);
   fprintf(out,
           "  help     help VERB: the flags of a verb\n\n"
           "Global flags:\n"

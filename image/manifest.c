@@ -14,6 +14,19 @@
 
 #define REF_NAME "org.opencontainers.image.ref.name"
 
+/* The image config is read here (rrt_plan_*); open.c frees it with the image. */
+void rrt_image_config_free(struct rrt_image_config *c)
+{
+  rrt_strv_free(c->entrypoint);
+  rrt_strv_free(c->cmd);
+  rrt_strv_free(c->env);
+  rrt_strv_free(c->exposed_ports);
+  free(c->workdir);
+  free(c->user);
+  free(c->stop_signal);
+  *c = (struct rrt_image_config){0};
+}
+
 void rrt_plan_free(struct rrt_plan *p)
 {
   for (size_t i = 0; i < p->n; i++)

@@ -8,18 +8,6 @@
 #include "internal.h"
 #include "rootlessrt/util.h"
 
-void rrt_image_config_free(struct rrt_image_config *c)
-{
-  rrt_strv_free(c->entrypoint);
-  rrt_strv_free(c->cmd);
-  rrt_strv_free(c->env);
-  rrt_strv_free(c->exposed_ports);
-  free(c->workdir);
-  free(c->user);
-  free(c->stop_signal);
-  *c = (struct rrt_image_config){0};
-}
-
 void rrt_image_free(struct rrt_image *img)
 {
   rrt_strv_free(img->lowers);

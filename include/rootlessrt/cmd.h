@@ -48,4 +48,14 @@ extern const struct option rrt_cmd_help_only[];
 /* --help on a verb prints its usage (main.c). */
 void rrt_cmd_usage(const char *verb);
 
+/* Each verb's synopsis and description (cli/usage.c). */
+struct rrt_verb_doc {
+  const char *name;
+  const char *usage;
+  const char *what;
+};
+extern const struct rrt_verb_doc rrt_verb_docs[];
+extern const size_t rrt_verb_docs_len;
+const struct rrt_verb_doc *rrt_verb_doc_find(const char *name);
+
 #endif

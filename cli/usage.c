@@ -1,0 +1,69 @@
+/* usage.c: each verb's synopsis and one-line description, for `help VERB`, `--help` and the man
+ * page. Text only: the verb files print their usage from here, and main.c's dispatch table
+ * (which points at the verb files) is kept apart, so that no file of cli/ calls back into main. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rootlessrt/cmd.h"
+
+const struct rrt_verb_doc rrt_verb_docs[] = {
+    {"create",
+     "create [-b|--bundle DIR] [--pid-file F] [--console-socket S] [--preserve-fds N]\n"
+     "       [--no-pivot] [--no-new-keyring] [--network none|host|slirp] [-p|--publish P]...\n"
+     "       [--mtu N] [--ipv6] [--host-loopback] [--cidr CIDR] [--ports-via splice|slirp]\n"
+     "       [--network-opt KEY=VALUE]... ID",
+     "create a container; its init waits, blocked, for `start`"},
+    {"start", "start ID", "run the user process of a created container"},
+    {"run",
+     "run [create flags] [-d|--detach] ID\n"
+     "   or: run [--rm] [-d] [-i] [-t] [--name N] [-e K=V]... [--env-file F]... [-w DIR]\n"
+     "       [-u USER[:GROUP]] [-v SRC:DST[:ro]]... [--tmpfs DST[:OPTS]]... [-p P]...\n"
+     "       [--network none|host|slirp] [--hostname H] [--read-only] [--entrypoint CMD]\n"
+     "       [--cap-add C]... [--cap-drop C]... [--security-opt OPT]... [--userns keep-id]\n"
+     "       [--overlay auto|kernel|fuse] [--storage DIR] [--print-config]\n"
+     "       IMAGE|ROOTDIR [CMD ARGS...]\n"
+     "  IMAGE: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE; ROOTDIR: a path\n"
+     "  with a '/' (./rootfs): it runs on a copy-on-write overlay and is never modified",
+     "create and start; in the foreground, forward signals and exit with the container's status"},
+    {"state", "state ID", "print the container's state JSON"},
+    {"kill", "kill [-a|--all] ID [SIGNAL]",
+     "send a signal (name with or without SIG, or number; default TERM)"},
+    {"delete", "delete [-f|--force] ID",
+     "delete a stopped container (--force: kill it first)"},
+    {"list", "list [-f|--format table|json] [-q|--quiet]", "list containers"},
+    {"spec", "spec [--rootless] [-b|--bundle DIR]",
+     "write a default config.json into the bundle"},
+    {"exec",
+     "exec [--process FILE] [-t|--tty] [--console-socket S] [-d|--detach] [--pid-file F]\n"
+     "     [-e|--env K=V]... [--cwd DIR] [-u|--user UID[:GID]] [--cap CAP]... [--no-new-privs]\n"
+     "     [--preserve-fds N] ID [CMD ARGS...]",
+     "run another process in a running container"},
+    {"ps", "ps [-f|--format table|json] ID", "list the container's processes"},
+    {"pause", "pause ID", "freeze every process (cgroup v2 freezer)"},
+    {"resume", "resume ID", "thaw a paused container"},
+    {"update", "update [-r|--resources FILE|-] ID",
+     "change the resources of a container"},
+    {"store", "store [--storage DIR] ls | rm NAME...",
+     "list (with sizes) or remove what the image store holds: images, layers, containers' "
+     "kept changes"},
+    {"features", "features", "print the features JSON document"},
+    {"check", "check [--json] [--storage DIR]",
+     "check what rootless containers need here; each problem with the command that fixes it"},
+};
+
+const size_t rrt_verb_docs_len = sizeof(rrt_verb_docs) / sizeof(rrt_verb_docs[0]);
+
+const struct rrt_verb_doc *rrt_verb_doc_find(const char *name)
+{
+  for (size_t i = 0; i < rrt_verb_docs_len; i++)
+    if (strcmp(rrt_verb_docs[i].name, name) == 0)
+      return &rrt_verb_docs[i];
+  return NULL;
+}
+
+void rrt_cmd_usage(const char *name)
+{
+  const struct rrt_verb_doc *v = rrt_verb_doc_find(name);
+  if (v)
+    printf("Usage: rootlessrt [global flags] %s\n\n%s\n", v->usage, v->what);
+}
