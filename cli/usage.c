@@ -28,11 +28,9 @@ const struct rrt_verb_doc rrt_verb_docs[] = {
     {"state", "state ID", "print the container's state JSON"},
     {"kill", "kill [-a|--all] ID [SIGNAL]",
      "send a signal (name with or without SIG, or number; default TERM)"},
-    {"delete", "delete [-f|--force] ID",
-     "delete a stopped container (--force: kill it first)"},
+    {"delete", "delete [-f|--force] ID", "delete a stopped container (--force: kill it first)"},
     {"list", "list [-f|--format table|json] [-q|--quiet]", "list containers"},
-    {"spec", "spec [--rootless] [-b|--bundle DIR]",
-     "write a default config.json into the bundle"},
+    {"spec", "spec [--rootless] [-b|--bundle DIR]", "write a default config.json into the bundle"},
     {"exec",
      "exec [--process FILE] [-t|--tty] [--console-socket S] [-d|--detach] [--pid-file F]\n"
      "     [-e|--env K=V]... [--cwd DIR] [-u|--user UID[:GID]] [--cap CAP]... [--no-new-privs]\n"
@@ -41,8 +39,7 @@ const struct rrt_verb_doc rrt_verb_docs[] = {
     {"ps", "ps [-f|--format table|json] ID", "list the container's processes"},
     {"pause", "pause ID", "freeze every process (cgroup v2 freezer)"},
     {"resume", "resume ID", "thaw a paused container"},
-    {"update", "update [-r|--resources FILE|-] ID",
-     "change the resources of a container"},
+    {"update", "update [-r|--resources FILE|-] ID", "change the resources of a container"},
     {"store", "store [--storage DIR] ls | rm NAME...",
      "list (with sizes) or remove what the image store holds: images, layers, containers' "
      "kept changes"},
