@@ -108,6 +108,13 @@ is "$(sed -n 9,12p <<<"$out" | paste -sd ',')" \
   "the standard /dev symlinks"
 like "$(sed -n 13p <<<"$out")" '^ptmx (pts/ptmx|/dev/pts/ptmx)$' "/dev/ptmx points to pts/ptmx"
 
+# config-linux.md: /dev/ptmx is the container's /dev/pts/ptmx, even when linux.devices lists it
+# (the host's 5:2 node would open no pty of the container's devpts).
+b=$(mkbundle ptmx-listed sh -c 'readlink /dev/ptmx; rrt-probe open /dev/ptmx')
+cfg "$b" '.linux.devices = ((.linux.devices // []) + [{path: "/dev/ptmx", type: "c", major: 5, minor: 2, fileMode: 438}])'
+inside "$b"
+is "$rc:$(paste -sd ' ' <<<"$out")" "0:pts/ptmx ok" "linux.devices lists /dev/ptmx: it is the pts/ptmx link and opens"
+
 # ---------------------------------------------------------------- config mounts
 
 share=$T_WORK/share
