@@ -157,11 +157,10 @@ static char *strip_gid_option(const char *data)
   return rrt_opts_without(data, gid);
 }
 
-/* rro, rnosuid, ...: mount_setattr(AT_RECURSIVE) over the whole new tree.
- * "ro" on an rbind means the whole tree too: a read-only /sys bind must not
- * leave the host's cgroup hierarchies under it writable. */
-static int apply_recursive_attrs(int rootfd, const struct rrt_mount *m, bool rbind,
-                                 struct rrt_error *err)
+/* rro, rnosuid, ...: mount_setattr(AT_RECURSIVE) over the whole new tree. "ro" is mount(2)'s
+ * flag and applies to the top mount only, also on an rbind (config.md): "rro" is the recursive
+ * one. */
+static int apply_recursive_attrs(int rootfd, const struct rrt_mount *m, struct rrt_error *err)
 {
   static const struct {
     const char *name;
@@ -191,8 +190,6 @@ static int apply_recursive_attrs(int rootfd, const struct rrt_mount *m, bool rbi
   for (size_t i = 0; i < m->options.n && m->options.v[i]; i++)
     for (size_t j = 0; j < sizeof(defs) / sizeof(defs[0]); j++) {
       const char *opt = m->options.v[i];
-      if (rbind && strcmp(opt, "ro") == 0)
-        opt = "rro";
       if (strcmp(opt, defs[j].name) != 0)
         continue;
       if (defs[j].clr == MOUNT_ATTR__ATIME) {
@@ -334,7 +331,7 @@ static int mount_one(const struct rrt_rootfs_ctx *ctx, int rootfd, size_t index,
     }
   }
   if (r == 0)
-    r = apply_recursive_attrs(rootfd, m, o.rbind, err);
+    r = apply_recursive_attrs(rootfd, m, err);
   rrt_mount_opts_free(&o);
   return r;
 }

@@ -42,13 +42,35 @@ cfg "$b" '.root.path = $p' --arg p "$b/rootfs"
 inside "$b"
 is "$rc:$out" "0:/" "an absolute root.path works"
 
-# A read-only rbind is read-only all the way down: the rootless default binds the host's /sys,
+# An rro rbind is read-only all the way down: the rootless default binds the host's /sys so,
 # and the mounts under it (cgroup hierarchies on this host) must not stay writable.
 b=$(mkbundle sys-rro sh -c 'awk '"'"'$2 ~ "^/sys(/|$)" && $4 !~ /^ro(,|$)/ {print $2}'"'"' /proc/mounts')
 cfg "$b" '.mounts |= map(if .destination == "/sys" then {destination: "/sys", type: "none",
-  source: "/sys", options: ["rbind", "nosuid", "noexec", "nodev", "ro"]} else . end)'
+  source: "/sys", options: ["rbind", "nosuid", "noexec", "nodev", "ro", "rro"]} else . end)'
 inside "$b"
-is "$rc:$out" "0:" "an ro rbind of /sys: every mount under /sys is read-only"
+is "$rc:$out" "0:" "an rro rbind of /sys: every mount under /sys is read-only"
+mkdir -p "$T_WORK/spec-rootless"
+"$RRT" spec --rootless -b "$T_WORK/spec-rootless" >/dev/null 2>&1
+is "$(jq -c '.mounts[] | select(.destination == "/sys") | .options' "$T_WORK/spec-rootless/config.json")" \
+  '["rbind","nosuid","noexec","nodev","ro","rro"]' "the rootless default /sys bind says rro"
+
+# "ro" is mount(2)'s flag: on an rbind it makes the top mount read-only and leaves the mounts
+# under it as they are; "rro" is the recursive one (config.md). The tree bound is made by the
+# first mount: a tmpfs under /data in the rootfs, which the host path of the rootfs then shows.
+for opt in ro rro; do
+  b=$(mkbundle "rbind-$opt" sh -c 'rrt-probe write /view/f x; rrt-probe write /view/sub/f x; true')
+  mkdir -p "$b/rootfs/data/sub" "$b/rootfs/view"
+  cfg "$b" '.mounts += [{destination: "/data/sub", type: "tmpfs", source: "tmpfs", options: ["size=1m"]},
+    {destination: "/view", type: "bind", source: ($b + "/rootfs/data"), options: ["rbind", $o]}]' \
+    --arg b "$b" --arg o "$opt"
+  inside "$b"
+  [ "$rc" = 0 ] || diag "$err"
+  if [ "$opt" = ro ]; then
+    is "$rc:$(paste -sd ' ' <<<"$out")" "0:EROFS ok" "an ro rbind: the top mount is read-only, a mount under it stays writable"
+  else
+    is "$rc:$(paste -sd ' ' <<<"$out")" "0:EROFS EROFS" "an rro rbind: the mount under it is read-only too"
+  fi
+done
 
 # ---------------------------------------------------------------- masked and readonly paths
 
