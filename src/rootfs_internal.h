@@ -63,7 +63,7 @@ int rrt_fs_mount(int rootfd, const char *dest, const char *source, const char *t
 /* An empty read-only (nosuid, nodev, noexec) tmpfs over the directory at fd. */
 int rrt_mask_dir(int fd, struct rrt_error *err);
 
-/* A cgroup or cgroup2 entry of mounts: read-only unless its options say "rw"; with a cgroup
+/* A cgroup or cgroup2 entry of mounts: read-write unless its options say "ro"; with a cgroup
  * namespace never a hierarchy above the container's cgroup. In mount_cgroup.c. */
 int rrt_mount_cgroup(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct rrt_mount *m,
                      const struct rrt_mount_opts *o, struct rrt_error *err);

@@ -72,6 +72,18 @@ for opt in ro rro; do
   fi
 done
 
+# A cgroup mount is read-write unless "ro" is written (mount(8)); `rootlessrt spec` writes "ro".
+for opt in rw ro; do
+  b=$(mkbundle "cgroup-$opt" sh -c 'awk '"'"'$5 == "/sys/fs/cgroup" {split($6, f, ","); print f[1]}'"'"' /proc/self/mountinfo')
+  extra='[]'
+  [ "$opt" = ro ] && extra='["ro"]'
+  cfg "$b" '.mounts += [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup",
+    options: (["nosuid", "noexec", "nodev"] + $e)}]' --argjson e "$extra"
+  inside "$b"
+  [ "$rc" = 0 ] || diag "$err"
+  is "$rc:$(tail -n 1 <<<"$out")" "0:$opt" "a cgroup mount with options nosuid,noexec,nodev$([ "$opt" = ro ] && echo ,ro) is $opt"
+done
+
 # ---------------------------------------------------------------- masked and readonly paths
 
 if [ -e /proc/kcore ]; then
