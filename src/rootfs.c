@@ -296,13 +296,59 @@ static int mount_special(const struct rrt_rootfs_ctx *ctx, int rootfd, const str
   return r;
 }
 
-static int mount_one(const struct rrt_rootfs_ctx *ctx, int rootfd, size_t index,
+/* path lies strictly below dir ("/dev/pts" below "/dev", "/dev" not below itself). */
+static bool is_below(const char *path, const char *dir)
+{
+  while (*dir == '/')
+    dir++;
+  while (*path == '/')
+    path++;
+  size_t n = strlen(dir);
+  while (n > 0 && dir[n - 1] == '/')
+    n--;
+  if (strncmp(path, dir, n) != 0 || (n > 0 && path[n] != '/'))
+    return false;
+  path += n;
+  while (*path == '/')
+    path++;
+  return *path != '\0';
+}
+
+/* Whether the runtime makes something under mounts[index] after it: a later mount, a device,
+ * the default nodes and links in /dev, the console, resolv.conf. A read-only mount there is
+ * made read-only only once they are in (runc likewise: "create /dev/pts: Read-only file
+ * system" otherwise). Not for proc, sysfs and cgroup mounts, whose "ro" also covers what the
+ * fallbacks bind under them. */
+static bool made_under_later(const struct rrt_rootfs_ctx *ctx, size_t index)
+{
+  const struct rrt_spec *spec = ctx->spec;
+  const struct rrt_mount *m = &spec->mounts[index];
+  const char *dest = m->destination;
+  if (streq(m->type, "proc") || streq(m->type, "sysfs") || streq(m->type, "cgroup") ||
+      streq(m->type, "cgroup2") || streq(m->type, "overlay"))
+    return false;
+  for (size_t j = index + 1; j < spec->n_mounts; j++)
+    if (is_below(spec->mounts[j].destination, dest))
+      return true;
+  for (size_t j = 0; spec->has_linux && j < spec->lnx.n_devices; j++)
+    if (spec->lnx.devices[j].path && is_below(spec->lnx.devices[j].path, dest))
+      return true;
+  if (ctx->resolv_conf && is_below("/etc/resolv.conf", dest))
+    return true;
+  return is_below("/dev/null", dest);
+}
+
+/* *defer_ro: asked to leave "ro" for later (made_under_later); false when it has none. */
+static int mount_one(const struct rrt_rootfs_ctx *ctx, int rootfd, size_t index, bool *defer_ro,
                      struct rrt_error *err)
 {
   const struct rrt_mount *m = &ctx->spec->mounts[index];
   struct rrt_mount_opts o;
   if (rrt_mount_opts_parse(&m->options, &o, err) < 0)
     return -1;
+  *defer_ro = *defer_ro && (o.flags & MS_RDONLY);
+  if (*defer_ro)
+    o.flags &= ~(unsigned long)MS_RDONLY;
   int r = -1;
   /* /proc and /sys must be real directories whatever is mounted there: a
    * rootless /sys (or /proc without a pid namespace) is a bind of the
@@ -414,6 +460,28 @@ static int mount_resolv_conf(const struct rrt_rootfs_ctx *ctx, int rootfd, struc
   return 0;
 }
 
+/* The "ro" of the mounts made read-write while the runtime made things under them: the top
+ * mount only, as mount(2)'s flag means. A later mount on the same destination covers it: the
+ * mount the path shows then is that one, which had its own options. */
+static int readonly_deferred(const struct rrt_spec *spec, int rootfd, const bool *deferred,
+                             struct rrt_error *err)
+{
+  for (size_t i = 0; i < spec->n_mounts; i++) {
+    if (!deferred[i])
+      continue;
+    bool covered = false;
+    for (size_t j = i + 1; j < spec->n_mounts; j++)
+      covered = covered || same_path(spec->mounts[j].destination, spec->mounts[i].destination);
+    if (covered)
+      continue;
+    const char *dest = spec->mounts[i].destination;
+    cleanup_close int fd = rrt_open_in_root(rootfd, dest, RRT_CREATE_NONE, err);
+    if (fd < 0 || rrt_make_readonly(fd, false, err) < 0)
+      return rrt_error_wrap(err, "mounts[%zu] (%s): ro", i, dest);
+  }
+  return 0;
+}
+
 int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
 {
   const struct rrt_spec *spec = ctx->spec;
@@ -442,11 +510,13 @@ int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
     return rrt_error_errno(err, "open the rootfs %s", ctx->rootfs);
 
   bool covers_resolv = false;
+  cleanup_free bool *deferred = xcalloc(spec->n_mounts + 1, sizeof(bool));
   for (size_t i = 0; i < spec->n_mounts; i++) {
     const struct rrt_mount *m = &spec->mounts[i];
     if (m == root_overlay)
       continue;
-    if (mount_one(ctx, rootfd, i, err) < 0)
+    deferred[i] = made_under_later(ctx, i);
+    if (mount_one(ctx, rootfd, i, &deferred[i], err) < 0)
       return rrt_error_wrap(err, "mounts[%zu] (%s, %s)", i, m->destination,
                             m->type ? m->type : "bind");
     if (same_path(m->destination, "/etc/resolv.conf"))
@@ -456,7 +526,9 @@ int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
   if (ctx->resolv_conf && !covers_resolv && mount_resolv_conf(ctx, rootfd, err) < 0)
     return rrt_error_wrap(err, "%s onto /etc/resolv.conf", ctx->resolv_conf);
 
-  return rrt_dev_setup(ctx, rootfd, !is_dev_bind(spec), err);
+  if (rrt_dev_setup(ctx, rootfd, !is_dev_bind(spec), err) < 0)
+    return -1;
+  return readonly_deferred(spec, rootfd, deferred, err);
 }
 
 int rrt_rootfs_pivot(const struct rrt_rootfs_ctx *ctx, bool no_pivot, struct rrt_error *err)

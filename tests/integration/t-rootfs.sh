@@ -149,6 +149,13 @@ cfg "$b" '.linux.devices = ((.linux.devices // []) + [{path: "/dev/ptmx", type: 
 inside "$b"
 is "$rc:$(paste -sd ' ' <<<"$out")" "0:pts/ptmx ok" "linux.devices lists /dev/ptmx: it is the pts/ptmx link and opens"
 
+# An ro /dev takes effect after what is made under it: devpts on /dev/pts, the nodes, the links.
+b=$(mkbundle ro-dev sh -c 'rrt-probe write /dev/f x; echo x >/dev/null && echo null-ok; test -c /dev/pts/ptmx && echo pts-ok')
+cfg "$b" '.mounts |= map(if .destination == "/dev" then .options += ["ro"] else . end)'
+inside "$b"
+[ "$rc" = 0 ] || diag "$err"
+is "$rc:$(paste -sd ' ' <<<"$out")" "0:EROFS null-ok pts-ok" "an ro /dev: made read-only once devpts and the nodes are in it"
+
 # ---------------------------------------------------------------- config mounts
 
 share=$T_WORK/share
