@@ -536,6 +536,8 @@ int rrt_rootfs_pivot(const struct rrt_rootfs_ctx *ctx, bool no_pivot, struct rrt
   if (chdir(ctx->rootfs) < 0)
     return rrt_error_errno(err, "chdir %s", ctx->rootfs);
   if (no_pivot) {
+    if (rrt_rootfs_detach_host(ctx->rootfs, err) < 0)
+      return -1;
     if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
       return rrt_error_errno(err, "move %s to /", ctx->rootfs);
     if (chroot(".") < 0)

@@ -72,6 +72,10 @@ int rrt_mount_cgroup(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct 
  * on a hybrid host a writable cgroup2) hidden under an empty read-only tmpfs. */
 int rrt_mask_host_cgroups(int rootfd, const char *sys_dest, struct rrt_error *err);
 
+/* --no-pivot, before the rootfs is moved over /: every mount beside the rootfs detached, the
+ * proc and sysfs ones that cannot be covered. In rootfs_nopivot.c. */
+int rrt_rootfs_detach_host(const char *rootfs, struct rrt_error *err);
+
 /* /dev: default devices (when populate_defaults), the standard symlinks,
  * linux.devices and the console. In dev.c. */
 int rrt_dev_setup(const struct rrt_rootfs_ctx *ctx, int rootfd, bool populate_defaults,

@@ -227,6 +227,30 @@ id=$(new_id nopivot)
 run rrt run --no-pivot -b "$b" "$id"
 is "$rc:$(paste -sd ' ' <<<"$out")" "0:rrt-nopivot rootlessrt /" "run --no-pivot"
 
+# The kernel lets a nested user namespace mount a new proc only when a fully visible one is in
+# its mount namespace: with pivot_root there is none (the container's has masks), and --no-pivot
+# must leave none of the host's either. CAP_SETFCAP lets the container's root map itself.
+b=$(mkbundle nested-proc rrt-probe nested-proc)
+cfg "$b" '.process.capabilities |= with_entries(.value += ["CAP_SETFCAP"])'
+for mode in pivot no-pivot; do
+  flag=()
+  [ "$mode" = no-pivot ] && flag=(--no-pivot)
+  run rrt run "${flag[@]}" -b "$b" "$(new_id nested-proc)"
+  case $out in
+  unshare:* | uid_map:* | setgroups:* | gid_map:*)
+    skip "$mode: no nested user namespace here ($out)"
+    ;;
+  *)
+    is "$out" EPERM "$mode: a nested user namespace cannot mount proc (no fully visible proc)"
+    ;;
+  esac
+done
+b=$(mkbundle nopivot-mounts rrt-probe mounts)
+id=$(new_id nopivot-mounts)
+run rrt run --no-pivot -b "$b" "$id"
+no_line "$(awk '{print $5}' <<<"$out")" "^$T_WORK" "--no-pivot: no host path is a mount point in the container"
+nothing_left "$id" "$b" "--no-pivot: nothing left behind"
+
 # ---------------------------------------------------------------- process
 
 b=$(mkbundle cwd rrt-probe cwd)
