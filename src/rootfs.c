@@ -486,15 +486,25 @@ int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
 {
   const struct rrt_spec *spec = ctx->spec;
   const char *prop = spec->has_linux ? spec->lnx.rootfs_propagation : NULL;
-  /* Nothing mounted from here on may reach the host: / becomes a slave
-   * (host mounts still flow in) unless the config asks for private. The
-   * requested rootfsPropagation itself is applied after pivot_root, which
-   * refuses shared mounts. */
+  /* Nothing mounted from here on may reach the host: / becomes a slave (host mounts still
+   * flow in) unless the config asks for private, or for shared: then the tree stays in the
+   * host's peer groups, so that a volume bound with "rshared" is a peer of its source (what
+   * runc and crun give, and CRI's bidirectional mount propagation needs), and only the mount
+   * the rootfs lies on is made private. The requested rootfsPropagation itself is applied
+   * after pivot_root, which refuses shared mounts. */
+  bool shared = streq(prop, "shared") || streq(prop, "rshared");
   unsigned long root_flags = MS_REC | MS_SLAVE;
   if (streq(prop, "private") || streq(prop, "rprivate"))
     root_flags = MS_REC | MS_PRIVATE;
+  if (shared)
+    root_flags = MS_REC | MS_SHARED;
   if (mount(NULL, "/", NULL, root_flags, NULL) < 0)
-    return rrt_error_errno(err, "make / %s", root_flags & MS_PRIVATE ? "rprivate" : "rslave");
+    return rrt_error_errno(err, "make / %s",
+                           shared                    ? "rshared"
+                           : root_flags & MS_PRIVATE ? "rprivate"
+                                                     : "rslave");
+  if (shared && rrt_rootfs_parent_private(ctx->rootfs, err) < 0)
+    return rrt_error_wrap(err, "linux.rootfsPropagation (%s)", prop);
 
   /* pivot_root needs the new root to be a mount point: the config's overlay on "/", or the
    * rootfs bound onto itself. */
@@ -543,12 +553,19 @@ int rrt_rootfs_pivot(const struct rrt_rootfs_ctx *ctx, bool no_pivot, struct rrt
     if (chroot(".") < 0)
       return rrt_error_errno(err, "chroot %s", ctx->rootfs);
   } else {
+    cleanup_close int oldroot = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (oldroot < 0)
+      return rrt_error_errno(err, "open /");
     /* pivot_root(".", ".") stacks the old root on the new one, so no
      * directory inside the rootfs has to be set aside for it. */
     if (syscall(SYS_pivot_root, ".", ".") < 0)
       return rrt_error_errno(err, "pivot_root %s", ctx->rootfs);
-    /* The lazy unmount must not propagate to any peer of the old root. */
-    if (mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+    /* The lazy unmount must not propagate to any peer of the old root. Through the fd: a
+     * mount(2) of "." would name the new root under it (only umount2 follows to the mount on
+     * top), and make every volume a slave, cut from the peer group "rshared" asked for. */
+    struct mount_attr slave = {.propagation = MS_SLAVE};
+    if (mount_setattr(oldroot, "", AT_EMPTY_PATH | AT_RECURSIVE, &slave, sizeof(slave)) < 0 &&
+        (errno != ENOSYS || mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0))
       return rrt_error_errno(err, "make the old root rslave");
     if (umount2(".", MNT_DETACH) < 0)
       return rrt_error_errno(err, "unmount the old root");

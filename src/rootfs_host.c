@@ -1,4 +1,5 @@
-/* rootfs_nopivot.c: --no-pivot leaves nothing of the host's tree beside the rootfs. */
+/* rootfs_host.c: the host's mounts around the rootfs: the one it lies on made private for a
+ * shared rootfsPropagation, and nothing of them left beside it with --no-pivot. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -149,6 +150,31 @@ int rrt_rootfs_detach_host(const char *rootfs_path, struct rrt_error *err)
               "size=4k,mode=0555") < 0)
       r = rrt_error_errno(err, "--no-pivot: cover the host's %s", v[i].point);
   }
+  free_mounts(v, n);
+  return r;
+}
+
+int rrt_rootfs_parent_private(const char *rootfs_path, struct rrt_error *err)
+{
+  cleanup_free char *rootfs = realpath(rootfs_path, NULL);
+  if (!rootfs)
+    return rrt_error_errno(err, "resolve %s", rootfs_path);
+  cleanup_close int procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (procfd < 0)
+    return rrt_error_errno(err, "open /proc");
+  struct host_mount *v = NULL;
+  size_t n = 0;
+  if (read_mounts(procfd, &v, &n, err) < 0)
+    return -1;
+  const char *parent = "/";
+  for (size_t i = 0; i < n; i++)
+    if (at_or_below(rootfs, v[i].point) && strlen(v[i].point) > strlen(parent))
+      parent = v[i].point;
+  int r = 0;
+  if (mount(NULL, parent, NULL, MS_PRIVATE, NULL) < 0)
+    r = rrt_error_errno(err, "make %s (the mount holding the rootfs) private", parent);
+  else if (strcmp(parent, "/") != 0 && mount(NULL, "/", NULL, MS_PRIVATE, NULL) < 0)
+    r = rrt_error_errno(err, "make / private");
   free_mounts(v, n);
   return r;
 }
