@@ -209,4 +209,18 @@ else
   has_line "$out" '^wrote-null$' "root, user namespace: nodes made under a nodev state root work"
 fi
 
+# ---------------------------------------------------------------- --no-pivot (issue 21)
+
+# Real root without a user namespace: --no-pivot detaches the host's /proc and /sys (nothing
+# locks them), so a nested user namespace finds no fully visible proc to mount another from.
+b=$(rootbundle nopivot-proc rrt-probe nested-proc)
+cfg "$b" '.process.capabilities |= with_entries(.value += ["CAP_SETFCAP"])' ||
+  bail_out "cannot edit $b/config.json"
+id=$(new_id nopivot-proc)
+run rrt run --no-pivot -b "$b" "$id"
+is "$out" EPERM "root, --no-pivot: a nested user namespace cannot mount proc"
+nothing_left "$id" "$b"
+has_line "$(awk '$9 == "proc" {print $5}' /proc/self/mountinfo)" '^/proc$' \
+  "root, --no-pivot: the host's /proc is still mounted on the host"
+
 done_testing
