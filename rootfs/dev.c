@@ -152,7 +152,7 @@ static bool listed(const struct rrt_spec *spec, const char *path)
   return false;
 }
 
-static int make_links(const struct rrt_spec *spec, int rootfd, struct rrt_error *err)
+static int make_links(int rootfd, struct rrt_error *err)
 {
   cleanup_close int devfd = rrt_open_in_root(rootfd, "/dev", RRT_CREATE_DIR, err);
   if (devfd < 0)
@@ -165,13 +165,12 @@ static int make_links(const struct rrt_spec *spec, int rootfd, struct rrt_error 
       return rrt_error_errno(err, "symlink /dev/%s", default_links[i].name);
   }
   /* The devpts instance mounted on /dev/pts has its own ptmx; /dev/ptmx must
-   * point there, not at the host's multiplexer. */
-  if (!listed(spec, "/dev/ptmx")) {
-    if (unlinkat(devfd, "ptmx", 0) < 0 && errno != ENOENT)
-      return rrt_error_errno(err, "remove /dev/ptmx");
-    if (symlinkat("pts/ptmx", devfd, "ptmx") < 0)
-      return rrt_error_errno(err, "symlink /dev/ptmx");
-  }
+   * point there, not at the host's multiplexer, even when linux.devices lists it
+   * (config-linux.md: a bind or symlink of the container's /dev/pts/ptmx). */
+  if (unlinkat(devfd, "ptmx", 0) < 0 && errno != ENOENT)
+    return rrt_error_errno(err, "remove /dev/ptmx");
+  if (symlinkat("pts/ptmx", devfd, "ptmx") < 0)
+    return rrt_error_errno(err, "symlink /dev/ptmx");
   return 0;
 }
 
@@ -191,11 +190,14 @@ int rrt_dev_setup(const struct rrt_rootfs_ctx *ctx, int rootfd, bool populate_de
   if (spec->has_linux) {
     for (size_t i = 0; i < spec->lnx.n_devices; i++) {
       const struct rrt_device *d = &spec->lnx.devices[i];
+      /* The host's 5:2 would open the host's devpts, not the container's: the link below. */
+      if (populate_defaults && d->path && strcmp(d->path, "/dev/ptmx") == 0)
+        continue;
       if (make_node(ctx, rootfd, d, ctx->device_fds ? ctx->device_fds[i] : -1, err) < 0)
         return rrt_error_wrap(err, "linux.devices[%zu] (%s)", i, d->path ? d->path : "");
     }
   }
-  if (populate_defaults && make_links(spec, rootfd, err) < 0)
+  if (populate_defaults && make_links(rootfd, err) < 0)
     return -1;
   if (ctx->console_slave_fd >= 0) {
     cleanup_close int target = rrt_open_in_root(rootfd, "/dev/console", RRT_CREATE_FILE, err);

@@ -63,7 +63,7 @@ int rrt_fs_mount(int rootfd, const char *dest, const char *source, const char *t
 /* An empty read-only (nosuid, nodev, noexec) tmpfs over the directory at fd. */
 int rrt_mask_dir(int fd, struct rrt_error *err);
 
-/* A cgroup or cgroup2 entry of mounts: read-only unless its options say "rw"; with a cgroup
+/* A cgroup or cgroup2 entry of mounts: read-write unless its options say "ro"; with a cgroup
  * namespace never a hierarchy above the container's cgroup. In mount_cgroup.c. */
 int rrt_mount_cgroup(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct rrt_mount *m,
                      const struct rrt_mount_opts *o, struct rrt_error *err);
@@ -71,6 +71,16 @@ int rrt_mount_cgroup(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct 
 /* After a bind of the host's /sys onto sys_dest: its fs/cgroup (the host's hierarchies, and
  * on a hybrid host a writable cgroup2) hidden under an empty read-only tmpfs. */
 int rrt_mask_host_cgroups(int rootfd, const char *sys_dest, struct rrt_error *err);
+
+/* --no-pivot, before the rootfs is moved over /: every mount beside the rootfs detached, the
+ * proc and sysfs ones that cannot be covered. In rootfs_host.c. */
+int rrt_rootfs_detach_host(const char *rootfs, struct rrt_error *err);
+
+/* A shared rootfsPropagation: the mount the rootfs lies on, and /, made private (not their
+ * submounts), so that neither the bind of the rootfs nor pivot_root (which refuses a shared
+ * root or parent) sees them shared; the volumes in the rootfs keep their peer groups. In
+ * rootfs_host.c. */
+int rrt_rootfs_parent_private(const char *rootfs, struct rrt_error *err);
 
 /* /dev: default devices (when populate_defaults), the standard symlinks,
  * linux.devices and the console. In dev.c. */

@@ -1,7 +1,9 @@
 /* mount_cgroup.c: the container's view of cgroups: its cgroup mounts, and the host's cgroup
- * hierarchies under a bind of /sys. Every one is read-only unless the config says "rw" (a v1
- * or hybrid host's freezer root or release_agent must not be writable), and a container with
- * a cgroup namespace sees its own cgroup as the root, never the host's tree. */
+ * hierarchies under a bind of /sys. A cgroup mount is read-write unless its options say "ro"
+ * (mount(8); `rootlessrt spec` writes "ro"), except the host's own v1 hierarchy roots for real
+ * root without a user or cgroup namespace (their freezer roots and release_agent must not be
+ * writable), and a container with a cgroup namespace sees its own cgroup as the root, never the
+ * host's tree. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -165,7 +167,7 @@ int rrt_mount_cgroup(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct 
                      const struct rrt_mount_opts *o, struct rrt_error *err)
 {
   const char *dest = m->destination;
-  unsigned long flags = o->flags | ((o->clear_flags & MS_RDONLY) ? 0 : MS_RDONLY);
+  unsigned long flags = o->flags;
   if (strcmp(m->type, "cgroup") == 0 && ctx->new_cgroupns && !ctx->userns && !host_has_cgroup2()) {
     if (mount_hierarchies(rootfd, dest, flags, err) == 0)
       return 0;
@@ -199,7 +201,15 @@ int rrt_mount_cgroup(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct 
     cleanup_close int fd = rrt_open_in_root(rootfd, dest, RRT_CREATE_DIR, err);
     return fd < 0 ? -1 : rrt_mask_dir(fd, err);
   }
-  /* No cgroup namespace: the host's hierarchies, as the host's processes see them. */
+  /* No cgroup namespace: the host's hierarchies, as the host's processes see them. For real
+   * root in the initial user namespace those are the host's hierarchy roots, writable by it
+   * as by the host's root: they stay read-only whatever the options say. */
+  if (!ctx->userns && !(flags & MS_RDONLY)) {
+    rrt_warn("mount cgroup on %s: the host's cgroup hierarchies stay read-only for a container "
+             "without a user or cgroup namespace (add a cgroup namespace for a writable one)",
+             dest);
+    flags |= MS_RDONLY;
+  }
   return bind_host_tree(rootfd, dest, "/sys/fs/cgroup", flags, err);
 }
 

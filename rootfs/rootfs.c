@@ -157,11 +157,10 @@ static char *strip_gid_option(const char *data)
   return rrt_opts_without(data, gid);
 }
 
-/* rro, rnosuid, ...: mount_setattr(AT_RECURSIVE) over the whole new tree.
- * "ro" on an rbind means the whole tree too: a read-only /sys bind must not
- * leave the host's cgroup hierarchies under it writable. */
-static int apply_recursive_attrs(int rootfd, const struct rrt_mount *m, bool rbind,
-                                 struct rrt_error *err)
+/* rro, rnosuid, ...: mount_setattr(AT_RECURSIVE) over the whole new tree. "ro" is mount(2)'s
+ * flag and applies to the top mount only, also on an rbind (config.md): "rro" is the recursive
+ * one. */
+static int apply_recursive_attrs(int rootfd, const struct rrt_mount *m, struct rrt_error *err)
 {
   static const struct {
     const char *name;
@@ -191,8 +190,6 @@ static int apply_recursive_attrs(int rootfd, const struct rrt_mount *m, bool rbi
   for (size_t i = 0; i < m->options.n && m->options.v[i]; i++)
     for (size_t j = 0; j < sizeof(defs) / sizeof(defs[0]); j++) {
       const char *opt = m->options.v[i];
-      if (rbind && strcmp(opt, "ro") == 0)
-        opt = "rro";
       if (strcmp(opt, defs[j].name) != 0)
         continue;
       if (defs[j].clr == MOUNT_ATTR__ATIME) {
@@ -299,13 +296,59 @@ static int mount_special(const struct rrt_rootfs_ctx *ctx, int rootfd, const str
   return r;
 }
 
-static int mount_one(const struct rrt_rootfs_ctx *ctx, int rootfd, size_t index,
+/* path lies strictly below dir ("/dev/pts" below "/dev", "/dev" not below itself). */
+static bool is_below(const char *path, const char *dir)
+{
+  while (*dir == '/')
+    dir++;
+  while (*path == '/')
+    path++;
+  size_t n = strlen(dir);
+  while (n > 0 && dir[n - 1] == '/')
+    n--;
+  if (strncmp(path, dir, n) != 0 || (n > 0 && path[n] != '/'))
+    return false;
+  path += n;
+  while (*path == '/')
+    path++;
+  return *path != '\0';
+}
+
+/* Whether the runtime makes something under mounts[index] after it: a later mount, a device,
+ * the default nodes and links in /dev, the console, resolv.conf. A read-only mount there is
+ * made read-only only once they are in (runc likewise: "create /dev/pts: Read-only file
+ * system" otherwise). Not for proc, sysfs and cgroup mounts, whose "ro" also covers what the
+ * fallbacks bind under them. */
+static bool made_under_later(const struct rrt_rootfs_ctx *ctx, size_t index)
+{
+  const struct rrt_spec *spec = ctx->spec;
+  const struct rrt_mount *m = &spec->mounts[index];
+  const char *dest = m->destination;
+  if (streq(m->type, "proc") || streq(m->type, "sysfs") || streq(m->type, "cgroup") ||
+      streq(m->type, "cgroup2") || streq(m->type, "overlay"))
+    return false;
+  for (size_t j = index + 1; j < spec->n_mounts; j++)
+    if (is_below(spec->mounts[j].destination, dest))
+      return true;
+  for (size_t j = 0; spec->has_linux && j < spec->lnx.n_devices; j++)
+    if (spec->lnx.devices[j].path && is_below(spec->lnx.devices[j].path, dest))
+      return true;
+  if (ctx->resolv_conf && is_below("/etc/resolv.conf", dest))
+    return true;
+  return is_below("/dev/null", dest);
+}
+
+/* *defer_ro: asked to leave "ro" for later (made_under_later); false when it has none. */
+static int mount_one(const struct rrt_rootfs_ctx *ctx, int rootfd, size_t index, bool *defer_ro,
                      struct rrt_error *err)
 {
   const struct rrt_mount *m = &ctx->spec->mounts[index];
   struct rrt_mount_opts o;
   if (rrt_mount_opts_parse(&m->options, &o, err) < 0)
     return -1;
+  *defer_ro = *defer_ro && (o.flags & MS_RDONLY);
+  if (*defer_ro)
+    o.flags &= ~(unsigned long)MS_RDONLY;
   int r = -1;
   /* /proc and /sys must be real directories whatever is mounted there: a
    * rootless /sys (or /proc without a pid namespace) is a bind of the
@@ -334,7 +377,7 @@ static int mount_one(const struct rrt_rootfs_ctx *ctx, int rootfd, size_t index,
     }
   }
   if (r == 0)
-    r = apply_recursive_attrs(rootfd, m, o.rbind, err);
+    r = apply_recursive_attrs(rootfd, m, err);
   rrt_mount_opts_free(&o);
   return r;
 }
@@ -417,19 +460,51 @@ static int mount_resolv_conf(const struct rrt_rootfs_ctx *ctx, int rootfd, struc
   return 0;
 }
 
+/* The "ro" of the mounts made read-write while the runtime made things under them: the top
+ * mount only, as mount(2)'s flag means. A later mount on the same destination covers it: the
+ * mount the path shows then is that one, which had its own options. */
+static int readonly_deferred(const struct rrt_spec *spec, int rootfd, const bool *deferred,
+                             struct rrt_error *err)
+{
+  for (size_t i = 0; i < spec->n_mounts; i++) {
+    if (!deferred[i])
+      continue;
+    bool covered = false;
+    for (size_t j = i + 1; j < spec->n_mounts; j++)
+      covered = covered || same_path(spec->mounts[j].destination, spec->mounts[i].destination);
+    if (covered)
+      continue;
+    const char *dest = spec->mounts[i].destination;
+    cleanup_close int fd = rrt_open_in_root(rootfd, dest, RRT_CREATE_NONE, err);
+    if (fd < 0 || rrt_make_readonly(fd, false, err) < 0)
+      return rrt_error_wrap(err, "mounts[%zu] (%s): ro", i, dest);
+  }
+  return 0;
+}
+
 int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
 {
   const struct rrt_spec *spec = ctx->spec;
   const char *prop = spec->has_linux ? spec->lnx.rootfs_propagation : NULL;
-  /* Nothing mounted from here on may reach the host: / becomes a slave
-   * (host mounts still flow in) unless the config asks for private. The
-   * requested rootfsPropagation itself is applied after pivot_root, which
-   * refuses shared mounts. */
+  /* Nothing mounted from here on may reach the host: / becomes a slave (host mounts still
+   * flow in) unless the config asks for private, or for shared: then the tree stays in the
+   * host's peer groups, so that a volume bound with "rshared" is a peer of its source (what
+   * runc and crun give, and CRI's bidirectional mount propagation needs), and only the mount
+   * the rootfs lies on is made private. The requested rootfsPropagation itself is applied
+   * after pivot_root, which refuses shared mounts. */
+  bool shared = streq(prop, "shared") || streq(prop, "rshared");
   unsigned long root_flags = MS_REC | MS_SLAVE;
   if (streq(prop, "private") || streq(prop, "rprivate"))
     root_flags = MS_REC | MS_PRIVATE;
+  if (shared)
+    root_flags = MS_REC | MS_SHARED;
   if (mount(NULL, "/", NULL, root_flags, NULL) < 0)
-    return rrt_error_errno(err, "make / %s", root_flags & MS_PRIVATE ? "rprivate" : "rslave");
+    return rrt_error_errno(err, "make / %s",
+                           shared                    ? "rshared"
+                           : root_flags & MS_PRIVATE ? "rprivate"
+                                                     : "rslave");
+  if (shared && rrt_rootfs_parent_private(ctx->rootfs, err) < 0)
+    return rrt_error_wrap(err, "linux.rootfsPropagation (%s)", prop);
 
   /* pivot_root needs the new root to be a mount point: the config's overlay on "/", or the
    * rootfs bound onto itself. */
@@ -445,11 +520,13 @@ int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
     return rrt_error_errno(err, "open the rootfs %s", ctx->rootfs);
 
   bool covers_resolv = false;
+  cleanup_free bool *deferred = xcalloc(spec->n_mounts + 1, sizeof(bool));
   for (size_t i = 0; i < spec->n_mounts; i++) {
     const struct rrt_mount *m = &spec->mounts[i];
     if (m == root_overlay)
       continue;
-    if (mount_one(ctx, rootfd, i, err) < 0)
+    deferred[i] = made_under_later(ctx, i);
+    if (mount_one(ctx, rootfd, i, &deferred[i], err) < 0)
       return rrt_error_wrap(err, "mounts[%zu] (%s, %s)", i, m->destination,
                             m->type ? m->type : "bind");
     if (same_path(m->destination, "/etc/resolv.conf"))
@@ -459,7 +536,9 @@ int rrt_rootfs_prepare(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err)
   if (ctx->resolv_conf && !covers_resolv && mount_resolv_conf(ctx, rootfd, err) < 0)
     return rrt_error_wrap(err, "%s onto /etc/resolv.conf", ctx->resolv_conf);
 
-  return rrt_dev_setup(ctx, rootfd, !is_dev_bind(spec), err);
+  if (rrt_dev_setup(ctx, rootfd, !is_dev_bind(spec), err) < 0)
+    return -1;
+  return readonly_deferred(spec, rootfd, deferred, err);
 }
 
 int rrt_rootfs_pivot(const struct rrt_rootfs_ctx *ctx, bool no_pivot, struct rrt_error *err)
@@ -467,17 +546,26 @@ int rrt_rootfs_pivot(const struct rrt_rootfs_ctx *ctx, bool no_pivot, struct rrt
   if (chdir(ctx->rootfs) < 0)
     return rrt_error_errno(err, "chdir %s", ctx->rootfs);
   if (no_pivot) {
+    if (rrt_rootfs_detach_host(ctx->rootfs, err) < 0)
+      return -1;
     if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
       return rrt_error_errno(err, "move %s to /", ctx->rootfs);
     if (chroot(".") < 0)
       return rrt_error_errno(err, "chroot %s", ctx->rootfs);
   } else {
+    cleanup_close int oldroot = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (oldroot < 0)
+      return rrt_error_errno(err, "open /");
     /* pivot_root(".", ".") stacks the old root on the new one, so no
      * directory inside the rootfs has to be set aside for it. */
     if (syscall(SYS_pivot_root, ".", ".") < 0)
       return rrt_error_errno(err, "pivot_root %s", ctx->rootfs);
-    /* The lazy unmount must not propagate to any peer of the old root. */
-    if (mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+    /* The lazy unmount must not propagate to any peer of the old root. Through the fd: a
+     * mount(2) of "." would name the new root under it (only umount2 follows to the mount on
+     * top), and make every volume a slave, cut from the peer group "rshared" asked for. */
+    struct mount_attr slave = {.propagation = MS_SLAVE};
+    if (mount_setattr(oldroot, "", AT_EMPTY_PATH | AT_RECURSIVE, &slave, sizeof(slave)) < 0 &&
+        (errno != ENOSYS || mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0))
       return rrt_error_errno(err, "make the old root rslave");
     if (umount2(".", MNT_DETACH) < 0)
       return rrt_error_errno(err, "unmount the old root");

@@ -88,10 +88,11 @@ static json_object *mounts(bool rootless)
       arr, mount("/dev/mqueue", "mqueue", "mqueue", STRS("nosuid", "noexec", "nodev")));
   /* The kernel mounts sysfs only for the owner of the current network namespace; a rootless
    * container that shares the host's network is not, so bind the host's /sys read-only.
-   * Rootless there is usually no delegated cgroup either, so no cgroup mount. */
+   * Rootless there is usually no delegated cgroup either, so no cgroup mount. "ro" is the
+   * bind's top mount only: "rro" makes the host's mounts under /sys read-only too. */
   if (rootless) {
-    json_object_array_add(
-        arr, mount("/sys", "none", "/sys", STRS("rbind", "nosuid", "noexec", "nodev", "ro")));
+    json_object_array_add(arr, mount("/sys", "none", "/sys",
+                                     STRS("rbind", "nosuid", "noexec", "nodev", "ro", "rro")));
   } else {
     json_object_array_add(arr,
                           mount("/sys", "sysfs", "sysfs", STRS("nosuid", "noexec", "nodev", "ro")));

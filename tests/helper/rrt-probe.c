@@ -19,6 +19,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,7 +48,7 @@ static int usage(void)
   fputs("usage: rrt-probe caps|status|rlimits|umask|fds|cwd|env|ids|mounts|ns|hostname|pid|\n"
         "       spawn-sleep|signals|sleep N|exit N|kill-self SIG|syscall NAME|\n"
         "       write FILE TEXT|cat FILE|open DEV|wait-file PATH|rawsyscall NR [ARGS...]|\n"
-        "       notify TEXT\n",
+        "       notify TEXT|nested-proc\n",
         stderr);
   return 2;
 }
@@ -458,6 +459,58 @@ static int do_notify(const char *text)
   return 0;
 }
 
+/* ---- rootfs verbs (issue 21) ---- */
+
+static int write_text(const char *path, const char *text)
+{
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  ssize_t n = write(fd, text, strlen(text));
+  close(fd);
+  return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* What `unshare -mrpf mount -t proc` tries: a new user, mount and pid namespace of its own
+ * (uid 0 mapped to ours), a new proc on a tmpfs made there. The kernel allows it only when a
+ * fully visible proc is already in the mount namespace. Prints "ok" or the errno name (the
+ * step before, when that failed: "unshare: EPERM"). */
+static int do_nested_proc(void)
+{
+  char map[64];
+  uid_t uid = geteuid();
+  gid_t gid = getegid();
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) < 0)
+    return printf("unshare: %s\n", errname(errno)), 1;
+  snprintf(map, sizeof(map), "0 %u 1", (unsigned)uid);
+  if (write_text("/proc/self/uid_map", map) < 0)
+    return printf("uid_map: %s\n", errname(errno)), 1;
+  if (write_text("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
+    return printf("setgroups: %s\n", errname(errno)), 1;
+  snprintf(map, sizeof(map), "0 %u 1", (unsigned)gid);
+  if (write_text("/proc/self/gid_map", map) < 0)
+    return printf("gid_map: %s\n", errname(errno)), 1;
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0)
+    return die("fork");
+  if (pid == 0) {
+    if (mount("none", "/tmp", "tmpfs", 0, NULL) < 0)
+      _exit(printf("mount tmpfs: %s\n", errname(errno)) > 0 ? 1 : 1);
+    mkdir("/tmp/p", 0755);
+    int r = mount("proc", "/tmp/p", "proc", 0, NULL);
+    printf("%s\n", r == 0 ? "ok" : errname(errno));
+    fflush(stdout);
+    _exit(r == 0 ? 0 : 1);
+  }
+  int st;
+  if (waitpid(pid, &st, 0) < 0)
+    return die("waitpid");
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+/* ---- end of rootfs verbs ---- */
+
 int main(int argc, char **argv)
 {
   static const char *const cap_keys[] = {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", NULL};
@@ -507,6 +560,8 @@ int main(int argc, char **argv)
     do_signals();
   } else if (strcmp(verb, "spawn-sleep") == 0) {
     do_spawn_sleep();
+  } else if (strcmp(verb, "nested-proc") == 0) {
+    rc = do_nested_proc();
   } else if (argc < 3) {
     return usage();
   } else if (strcmp(verb, "sleep") == 0) {

@@ -89,7 +89,7 @@ b=$(rootbundle cgns sh -c 'grep "^0::" /proc/self/cgroup; d=/sys/fs/cgroup
   grep -E " - cgroup2? " /proc/self/mountinfo
   [ -d /sys/fs/cgroup/memory ] && echo "memory: $(find /sys/fs/cgroup/memory -mindepth 1 -type d | wc -l)"')
 cfg "$b" '.mounts |= map(select(.destination != "/sys/fs/cgroup")) +
-  [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["nosuid", "noexec", "nodev"]}]' ||
+  [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["nosuid", "noexec", "nodev", "ro"]}]' ||
   bail_out "cannot edit $b/config.json"
 id=$(new_id cgns)
 run rrt run -b "$b" "$id"
@@ -98,7 +98,7 @@ is "$rc" 0 "cgroup namespace: run"
 is "$(head -n 1 <<<"$out")" "0::/" "cgroup namespace: the container's own cgroup is its root (0::/)"
 is "$(sed -n 2p <<<"$out")" "0" "cgroup namespace: its cgroup2 view shows no cgroup above or beside its own"
 has_line "$out" ' - cgroup2? ' "cgroup namespace: cgroup hierarchies are mounted"
-no_line "$out" '^[0-9]+ [0-9]+ [0-9:]+ [^ ]+ [^ ]+ rw' "cgroup namespace: every one read-only"
+no_line "$out" '^[0-9]+ [0-9]+ [0-9:]+ [^ ]+ [^ ]+ rw' "cgroup namespace, ro: every one read-only"
 if grep -q ' - cgroup .*memory' /proc/self/mountinfo && [ "$(stat -f -c %T /sys/fs/cgroup)" != cgroup2fs ]; then
   has_line "$out" '^memory: 0$' "cgroup namespace: the v1 memory hierarchy is rooted at the container's cgroup"
 else
@@ -106,8 +106,23 @@ else
 fi
 nothing_left "$id" "$b"
 
-# The same mount, no "ro" asked and no "rw" either: read-only, every hierarchy under it. The
-# container's root has CAP_DAC_OVERRIDE, as docker's default gives it.
+# No "ro" written: the container's own hierarchies (rooted at its cgroup) are read-write, as
+# mount(8) and runc read a missing "ro".
+# The last mount at a path is the one seen (the host's under the /sys rbind are hidden).
+b=$(rootbundle cgns-rw sh -c 'awk '"'"'$5 ~ "^/sys/fs/cgroup" {split($6, f, ","); m[$5] = f[1]}
+  END {for (p in m) print m[p]}'"'"' /proc/self/mountinfo | sort -u')
+cfg "$b" '.mounts |= map(select(.destination != "/sys/fs/cgroup")) +
+  [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup", options: ["nosuid", "noexec", "nodev"]}]' ||
+  bail_out "cannot edit $b/config.json"
+id=$(new_id cgns-rw)
+run rrt run -b "$b" "$id"
+[ "$rc" = 0 ] || diag "$err"
+is "$rc:$(paste -sd ' ' <<<"$out")" "0:rw" "cgroup namespace, no ro: its cgroup mounts are read-write"
+nothing_left "$id" "$b"
+
+# The same mount without a cgroup namespace, no "ro" asked: the host's hierarchy roots, which
+# stay read-only for real root whatever the options say (a warning says so), every hierarchy
+# under it. The container's root has CAP_DAC_OVERRIDE, as docker's default gives it.
 b=$(rootbundle cgro sh -c "$mkdir_attack; grep -E ' - cgroup2? ' /proc/self/mountinfo" sh "$$")
 cfg "$b" '.process.capabilities |= with_entries(.value += ["CAP_DAC_OVERRIDE"]) |
   .linux.namespaces |= map(select(.type != "cgroup")) | .mounts |= map(select(.destination != "/sys/fs/cgroup")) +
@@ -117,6 +132,7 @@ id=$(new_id cgro)
 run rrt run -b "$b" "$id"
 is "$rc" 0 "cgroup v1 hierarchies: run (an attack on each)"
 [ "$rc" = 0 ] || diag "$err"
+like "$err" 'the host.s cgroup hierarchies stay read-only' "cgroup v1 hierarchies: a warning says they stay read-only"
 has_line "$out" '^/sys/fs/cgroup/[a-z_=]+/ ' "cgroup v1 hierarchies: the container sees some"
 no_line "$out" 'WROTE|ok$' "cgroup v1 hierarchies: no new cgroup anywhere (each read-only)"
 no_line "$out" '^[0-9]+ [0-9]+ [0-9:]+ [^ ]+ [^ ]+ rw' "cgroup v1 hierarchies: every cgroup mount inside is read-only"
@@ -192,5 +208,19 @@ if [ "$rc" = 99 ]; then
 else
   has_line "$out" '^wrote-null$' "root, user namespace: nodes made under a nodev state root work"
 fi
+
+# ---------------------------------------------------------------- --no-pivot (issue 21)
+
+# Real root without a user namespace: --no-pivot detaches the host's /proc and /sys (nothing
+# locks them), so a nested user namespace finds no fully visible proc to mount another from.
+b=$(rootbundle nopivot-proc rrt-probe nested-proc)
+cfg "$b" '.process.capabilities |= with_entries(.value += ["CAP_SETFCAP"])' ||
+  bail_out "cannot edit $b/config.json"
+id=$(new_id nopivot-proc)
+run rrt run --no-pivot -b "$b" "$id"
+is "$out" EPERM "root, --no-pivot: a nested user namespace cannot mount proc"
+nothing_left "$id" "$b"
+has_line "$(awk '$9 == "proc" {print $5}' /proc/self/mountinfo)" '^/proc$' \
+  "root, --no-pivot: the host's /proc is still mounted on the host"
 
 done_testing

@@ -42,13 +42,47 @@ cfg "$b" '.root.path = $p' --arg p "$b/rootfs"
 inside "$b"
 is "$rc:$out" "0:/" "an absolute root.path works"
 
-# A read-only rbind is read-only all the way down: the rootless default binds the host's /sys,
+# An rro rbind is read-only all the way down: the rootless default binds the host's /sys so,
 # and the mounts under it (cgroup hierarchies on this host) must not stay writable.
 b=$(mkbundle sys-rro sh -c 'awk '"'"'$2 ~ "^/sys(/|$)" && $4 !~ /^ro(,|$)/ {print $2}'"'"' /proc/mounts')
 cfg "$b" '.mounts |= map(if .destination == "/sys" then {destination: "/sys", type: "none",
-  source: "/sys", options: ["rbind", "nosuid", "noexec", "nodev", "ro"]} else . end)'
+  source: "/sys", options: ["rbind", "nosuid", "noexec", "nodev", "ro", "rro"]} else . end)'
 inside "$b"
-is "$rc:$out" "0:" "an ro rbind of /sys: every mount under /sys is read-only"
+is "$rc:$out" "0:" "an rro rbind of /sys: every mount under /sys is read-only"
+mkdir -p "$T_WORK/spec-rootless"
+"$RRT" spec --rootless -b "$T_WORK/spec-rootless" >/dev/null 2>&1
+is "$(jq -c '.mounts[] | select(.destination == "/sys") | .options' "$T_WORK/spec-rootless/config.json")" \
+  '["rbind","nosuid","noexec","nodev","ro","rro"]' "the rootless default /sys bind says rro"
+
+# "ro" is mount(2)'s flag: on an rbind it makes the top mount read-only and leaves the mounts
+# under it as they are; "rro" is the recursive one (config.md). The tree bound is made by the
+# first mount: a tmpfs under /data in the rootfs, which the host path of the rootfs then shows.
+for opt in ro rro; do
+  b=$(mkbundle "rbind-$opt" sh -c 'rrt-probe write /view/f x; rrt-probe write /view/sub/f x; true')
+  mkdir -p "$b/rootfs/data/sub" "$b/rootfs/view"
+  cfg "$b" '.mounts += [{destination: "/data/sub", type: "tmpfs", source: "tmpfs", options: ["size=1m"]},
+    {destination: "/view", type: "bind", source: ($b + "/rootfs/data"), options: ["rbind", $o]}]' \
+    --arg b "$b" --arg o "$opt"
+  inside "$b"
+  [ "$rc" = 0 ] || diag "$err"
+  if [ "$opt" = ro ]; then
+    is "$rc:$(paste -sd ' ' <<<"$out")" "0:EROFS ok" "an ro rbind: the top mount is read-only, a mount under it stays writable"
+  else
+    is "$rc:$(paste -sd ' ' <<<"$out")" "0:EROFS EROFS" "an rro rbind: the mount under it is read-only too"
+  fi
+done
+
+# A cgroup mount is read-write unless "ro" is written (mount(8)); `rootlessrt spec` writes "ro".
+for opt in rw ro; do
+  b=$(mkbundle "cgroup-$opt" sh -c 'awk '"'"'$5 == "/sys/fs/cgroup" {split($6, f, ","); print f[1]}'"'"' /proc/self/mountinfo')
+  extra='[]'
+  [ "$opt" = ro ] && extra='["ro"]'
+  cfg "$b" '.mounts += [{destination: "/sys/fs/cgroup", type: "cgroup", source: "cgroup",
+    options: (["nosuid", "noexec", "nodev"] + $e)}]' --argjson e "$extra"
+  inside "$b"
+  [ "$rc" = 0 ] || diag "$err"
+  is "$rc:$(tail -n 1 <<<"$out")" "0:$opt" "a cgroup mount with options nosuid,noexec,nodev$([ "$opt" = ro ] && echo ,ro) is $opt"
+done
 
 # ---------------------------------------------------------------- masked and readonly paths
 
@@ -107,6 +141,20 @@ is "$(sed -n 9,12p <<<"$out" | paste -sd ',')" \
   "fd /proc/self/fd,stdin /proc/self/fd/0,stdout /proc/self/fd/1,stderr /proc/self/fd/2" \
   "the standard /dev symlinks"
 like "$(sed -n 13p <<<"$out")" '^ptmx (pts/ptmx|/dev/pts/ptmx)$' "/dev/ptmx points to pts/ptmx"
+
+# config-linux.md: /dev/ptmx is the container's /dev/pts/ptmx, even when linux.devices lists it
+# (the host's 5:2 node would open no pty of the container's devpts).
+b=$(mkbundle ptmx-listed sh -c 'readlink /dev/ptmx; rrt-probe open /dev/ptmx')
+cfg "$b" '.linux.devices = ((.linux.devices // []) + [{path: "/dev/ptmx", type: "c", major: 5, minor: 2, fileMode: 438}])'
+inside "$b"
+is "$rc:$(paste -sd ' ' <<<"$out")" "0:pts/ptmx ok" "linux.devices lists /dev/ptmx: it is the pts/ptmx link and opens"
+
+# An ro /dev takes effect after what is made under it: devpts on /dev/pts, the nodes, the links.
+b=$(mkbundle ro-dev sh -c 'rrt-probe write /dev/f x; echo x >/dev/null && echo null-ok; test -c /dev/pts/ptmx && echo pts-ok')
+cfg "$b" '.mounts |= map(if .destination == "/dev" then .options += ["ro"] else . end)'
+inside "$b"
+[ "$rc" = 0 ] || diag "$err"
+is "$rc:$(paste -sd ' ' <<<"$out")" "0:EROFS null-ok pts-ok" "an ro /dev: made read-only once devpts and the nodes are in it"
 
 # ---------------------------------------------------------------- config mounts
 
@@ -178,6 +226,30 @@ cfg "$b" '.hostname = "rrt-nopivot"'
 id=$(new_id nopivot)
 run rrt run --no-pivot -b "$b" "$id"
 is "$rc:$(paste -sd ' ' <<<"$out")" "0:rrt-nopivot rootlessrt /" "run --no-pivot"
+
+# The kernel lets a nested user namespace mount a new proc only when a fully visible one is in
+# its mount namespace: with pivot_root there is none (the container's has masks), and --no-pivot
+# must leave none of the host's either. CAP_SETFCAP lets the container's root map itself.
+b=$(mkbundle nested-proc rrt-probe nested-proc)
+cfg "$b" '.process.capabilities |= with_entries(.value += ["CAP_SETFCAP"])'
+for mode in pivot no-pivot; do
+  flag=()
+  [ "$mode" = no-pivot ] && flag=(--no-pivot)
+  run rrt run "${flag[@]}" -b "$b" "$(new_id nested-proc)"
+  case $out in
+  unshare:* | uid_map:* | setgroups:* | gid_map:*)
+    skip "$mode: no nested user namespace here ($out)"
+    ;;
+  *)
+    is "$out" EPERM "$mode: a nested user namespace cannot mount proc (no fully visible proc)"
+    ;;
+  esac
+done
+b=$(mkbundle nopivot-mounts rrt-probe mounts)
+id=$(new_id nopivot-mounts)
+run rrt run --no-pivot -b "$b" "$id"
+no_line "$(awk '{print $5}' <<<"$out")" "^$T_WORK" "--no-pivot: no host path is a mount point in the container"
+nothing_left "$id" "$b" "--no-pivot: nothing left behind"
 
 # ---------------------------------------------------------------- process
 
