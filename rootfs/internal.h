@@ -73,13 +73,13 @@ int rrt_mount_cgroup(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct 
 int rrt_mask_host_cgroups(int rootfd, const char *sys_dest, struct rrt_error *err);
 
 /* --no-pivot, before the rootfs is moved over /: every mount beside the rootfs detached, the
- * proc and sysfs ones that cannot be covered. In rootfs_host.c. */
+ * proc and sysfs ones that cannot be covered. In host.c. */
 int rrt_rootfs_detach_host(const char *rootfs, struct rrt_error *err);
 
 /* A shared rootfsPropagation: the mount the rootfs lies on, and /, made private (not their
  * submounts), so that neither the bind of the rootfs nor pivot_root (which refuses a shared
  * root or parent) sees them shared; the volumes in the rootfs keep their peer groups. In
- * rootfs_host.c. */
+ * host.c. */
 int rrt_rootfs_parent_private(const char *rootfs, struct rrt_error *err);
 
 /* /dev: default devices (when populate_defaults), the standard symlinks,
