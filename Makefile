@@ -151,6 +151,7 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all $(PROBE)
 	@bash contrib/bench.sh $(abspath $(BUILD)/rootlessrt)
+	@bash contrib/bench-shim.sh $(abspath $(BUILD)/rootlessrt)
 
 fuzz:
 	@sh contrib/install-deps.sh fuzz

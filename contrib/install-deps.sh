@@ -59,6 +59,8 @@ if [ "$(id -u)" -eq 0 ]; then
     have_cmd "${pair%%:*}" || need "${pair#*:}"
   done
   pkg_installed dbus-user-session || need dbus-user-session
+  # Kubernetes' CRI calls (tests/engines/cri.py) go through gRPC.
+  /usr/bin/python3 -c 'import grpc' >/dev/null 2>&1 || need python3-grpcio
 fi
 
 # Libraries found through pkg-config.

@@ -129,6 +129,9 @@ engine() {
 # containerd through its runc shim, as root and rootless under rootlesskit, when containerd is
 # installed (contrib/install-deps.sh installs it as root).
 engine containerd containerd.sh
+# Kubernetes' CRI: containerd's CRI plugin with the runtime as a handler, driven by the kubelet's
+# calls (tests/engines/cri.py, python3-grpcio), as root.
+engine cri cri.sh
 # Rootless podman with --cgroup-manager=systemd beside a real systemd --user manager (needs
 # ../shared/tools/systemd-user.sh; skipped with the reason without it).
 engine podman-systemd podman-systemd.sh

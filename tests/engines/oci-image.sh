@@ -1,7 +1,8 @@
 #!/bin/bash
 # oci-image.sh OUT.tar NAME [FILE...]: writes an OCI image layout tarball (one uncompressed layer)
 # holding Debian's static busybox at /bin/busybox with a link for every applet, plus each FILE at
-# /bin/<its name>, for `ctr images import`. NAME is the image reference it is imported under.
+# /bin/<its name>, for `ctr images import`. NAME is the image reference it is imported under;
+# OCI_IMAGE_CMD (JSON) replaces its Cmd, ["sh"].
 set -u
 
 die() {
@@ -52,7 +53,8 @@ def blob(data):
 layer_digest, _ = blob(layer)
 config = json.dumps({
     "architecture": "amd64", "os": "linux",
-    "config": {"Env": ["PATH=/bin"], "Cmd": ["sh"], "WorkingDir": "/"},
+    "config": {"Env": ["PATH=/bin"], "Cmd": json.loads(os.environ.get("OCI_IMAGE_CMD", '["sh"]')),
+               "WorkingDir": "/"},
     "rootfs": {"type": "layers", "diff_ids": [layer_digest]},
 }, sort_keys=True).encode()
 config_digest, _ = blob(config)
