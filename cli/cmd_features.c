@@ -19,18 +19,21 @@
 
 /* Every option mount.c knows. Each is passed through rrt_mount_opts_parse
  * before it is listed, so the document never claims more than the parser
- * accepts. idmap/ridmap (refused) are left out. */
+ * accepts; idmap and ridmap are the idmapped mounts of rootfs/idmap.c. */
 static const char *const mount_options[] = {
-    "async",         "atime",        "bind",        "defaults",     "dev",         "diratime",
-    "dirsync",       "exec",         "lazytime",    "loud",         "mand",        "noatime",
-    "nodev",         "nodiratime",   "noexec",      "nolazytime",   "nomand",      "norelatime",
-    "nostrictatime", "nosuid",       "nosymfollow", "notmpcopyup",  "private",     "rbind",
-    "ratime",        "rdev",         "rdiratime",   "relatime",     "remount",     "rexec",
-    "rnoatime",      "rnodev",       "rnodiratime", "rnoexec",      "rnorelatime", "rnostrictatime",
-    "rnosuid",       "rnosymfollow", "ro",          "rprivate",     "rrelatime",   "rro",
-    "rrw",           "rshared",      "rslave",      "rstrictatime", "rsuid",       "rsymfollow",
-    "runbindable",   "rw",           "shared",      "silent",       "slave",       "strictatime",
-    "suid",          "symfollow",    "sync",        "tmpcopyup",    "unbindable",
+    "async",       "atime",       "bind",           "defaults",      "dev",
+    "diratime",    "dirsync",     "exec",           "lazytime",      "loud",
+    "mand",        "noatime",     "nodev",          "nodiratime",    "noexec",
+    "nolazytime",  "nomand",      "norelatime",     "nostrictatime", "nosuid",
+    "idmap",       "ridmap",      "nosymfollow",    "notmpcopyup",   "private",
+    "rbind",       "ratime",      "rdev",           "rdiratime",     "relatime",
+    "remount",     "rexec",       "rnoatime",       "rnodev",        "rnodiratime",
+    "rnoexec",     "rnorelatime", "rnostrictatime", "rnosuid",       "rnosymfollow",
+    "ro",          "rprivate",    "rrelatime",      "rro",           "rrw",
+    "rshared",     "rslave",      "rstrictatime",   "rsuid",         "rsymfollow",
+    "runbindable", "rw",          "shared",         "silent",        "slave",
+    "strictatime", "suid",        "symfollow",      "sync",          "tmpcopyup",
+    "unbindable",
 };
 
 static const char *const seccomp_actions[] = {
@@ -194,7 +197,7 @@ static json_object *linux_json(void)
   json_object_object_add(l, "selinux", enabled(false));
   json_object_object_add(l, "intelRdt", enabled(false));
   json_object *ext = json_object_new_object();
-  json_object_object_add(ext, "idmap", enabled(false));
+  json_object_object_add(ext, "idmap", enabled(true));
   json_object_object_add(l, "mountExtensions", ext);
   return l;
 }

@@ -486,7 +486,7 @@ static int create_prepare(struct create_ctx *c, struct rrt_error *err)
     return rrt_error_errno(err, "chdir %s", c->bundle);
   /* Root's user namespace cannot enter what only host root may, nor mknod: the runtime opens
    * bind sources and makes device nodes, init inherits them as detached mounts. */
-  if (c->plan.create && rrt_host_privileged()) {
+  if (rrt_hostfds_needed(c->spec, &c->plan)) {
     /* Device nodes are made beside the root, not in it (see rrt_state_private_dir). */
     cleanup_free char *priv = c->spec->lnx.n_devices ? rrt_state_private_dir(c->root, true) : NULL;
     if (rrt_hostfds_open(c->spec, &c->plan, priv ? priv : c->root, &c->hostfds, err) < 0)

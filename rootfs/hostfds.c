@@ -25,23 +25,69 @@ static bool has_opt(const struct rrt_mount *m, const char *name)
   return false;
 }
 
-static int open_bind_sources(const struct rrt_spec *spec, struct rrt_hostfds *h)
+/* The idmapping of mounts[i] as a user namespace fd: the mount's own mappings, else the
+ * container's (the user namespace it joins, or the maps the one it creates will have). */
+static int idmap_userns(const struct rrt_mount *m, size_t i, const struct rrt_userns_plan *plan,
+                        struct rrt_error *err)
+{
+  int fd;
+  if (m->uid_mappings.n)
+    fd = rrt_idmap_userns(&m->uid_mappings, &m->gid_mappings, err);
+  else if (plan->join && (fd = open(plan->join, O_RDONLY | O_CLOEXEC)) < 0)
+    rrt_error_errno(err, "open %s", plan->join);
+  else if (plan->create)
+    fd = rrt_idmap_userns(&plan->uid_map, &plan->gid_map, err);
+  else if (!plan->join)
+    fd = rrt_error_set(err, EINVAL,
+                       "no uidMappings and gidMappings, and the container has no user "
+                       "namespace whose mapping it could take");
+  if (fd < 0)
+    rrt_error_wrap(err, "mounts[%zu] (%s): idmap", i, m->destination);
+  return fd;
+}
+
+static int open_bind_sources(const struct rrt_spec *spec, const struct rrt_userns_plan *plan,
+                             struct rrt_hostfds *h, struct rrt_error *err)
 {
   h->n_mounts = spec->n_mounts;
   h->mount_fds = xmalloc((spec->n_mounts ? spec->n_mounts : 1) * sizeof(int));
+  for (size_t i = 0; i < spec->n_mounts; i++)
+    h->mount_fds[i] = -1;
   for (size_t i = 0; i < spec->n_mounts; i++) {
     const struct rrt_mount *m = &spec->mounts[i];
     bool rbind = has_opt(m, "rbind");
     bool bind = rbind || has_opt(m, "bind") || (m->type && strcmp(m->type, "bind") == 0);
-    h->mount_fds[i] = -1;
     if (!bind || !m->source)
       continue;
+    if (rrt_mount_idmapped(m)) {
+      cleanup_close int ns = idmap_userns(m, i, plan, err);
+      if (ns < 0)
+        return -1;
+      h->mount_fds[i] = rrt_idmap_clone(m->source, rbind, rrt_mount_idmap_recursive(m), ns, err);
+      if (h->mount_fds[i] < 0)
+        return rrt_error_wrap(err, "mounts[%zu] (%s)", i, m->destination);
+      continue;
+    }
+    if (!plan->create)
+      continue; /* without a user namespace of its own, init opens what it binds itself */
     unsigned int flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (rbind ? AT_RECURSIVE : 0);
     h->mount_fds[i] = open_tree(AT_FDCWD, m->source, flags);
     if (h->mount_fds[i] < 0)
       rrt_debug("mounts[%zu]: open_tree %s: %s; init opens it", i, m->source, strerror(errno));
   }
   return 0;
+}
+
+bool rrt_hostfds_needed(const struct rrt_spec *spec, const struct rrt_userns_plan *plan)
+{
+  if (!rrt_host_privileged())
+    return false;
+  if (plan->create)
+    return true;
+  for (size_t i = 0; i < spec->n_mounts; i++)
+    if (rrt_mount_idmapped(&spec->mounts[i]))
+      return true;
+  return false;
 }
 
 /* The host id a container id maps to; (uint32_t)-1 when the maps do not cover it. */
@@ -153,7 +199,8 @@ int rrt_hostfds_open(const struct rrt_spec *spec, const struct rrt_userns_plan *
 {
   memset(out, 0, sizeof(*out));
   out->dev_dirfd = -1;
-  if (open_bind_sources(spec, out) < 0 || make_device_nodes(spec, plan, dir_parent, out, err) < 0) {
+  if (open_bind_sources(spec, plan, out, err) < 0 ||
+      (plan->create && make_device_nodes(spec, plan, dir_parent, out, err) < 0)) {
     rrt_hostfds_release(out);
     return -1;
   }

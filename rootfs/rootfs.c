@@ -79,15 +79,17 @@ static int set_propagation(int fd, unsigned long propagation, struct rrt_error *
 static int bind_mount(int rootfd, const char *dest, const char *source, int tree, bool recursive,
                       const struct rrt_mount_opts *o, unsigned long extra, struct rrt_error *err)
 {
-  if (!source)
+  if (!source && tree < 0)
     return rrt_error_set(err, EINVAL, "bind mount without a source");
   /* The path first: a bind made here keeps the host's mount flags locked and its submounts
    * covered. Only what our credentials cannot reach comes from the clone the runtime made with
-   * its own (hostfds.h). */
-  cleanup_close int own = open(source, O_PATH | O_CLOEXEC);
+   * its own (hostfds.h); no source: the clone only (an idmapped one). */
+  cleanup_close int own = source ? open(source, O_PATH | O_CLOEXEC) : -1;
   int srcfd = own;
-  if (own < 0 && ((errno != EACCES && errno != EPERM) || tree < 0))
+  if (source && own < 0 && ((errno != EACCES && errno != EPERM) || tree < 0))
     return rrt_error_errno(err, "open source %s", source);
+  if (!source)
+    source = "(idmapped)";
   if (own >= 0)
     tree = -1;
   else
@@ -338,6 +340,34 @@ static bool made_under_later(const struct rrt_rootfs_ctx *ctx, size_t index)
   return is_below("/dev/null", dest);
 }
 
+/* An idmapped bind (idmap.c): the clone the runtime made on the host side (real root), or,
+ * without one, made here with the container's own user namespace, where the kernel allows it
+ * (a filesystem of that user namespace's), and otherwise an error naming the filesystem. */
+static int idmapped_bind(const struct rrt_rootfs_ctx *ctx, int rootfd, size_t index,
+                         const struct rrt_mount_opts *o, struct rrt_error *err)
+{
+  const struct rrt_mount *m = &ctx->spec->mounts[index];
+  if (!(o->bind || streq(m->type, "bind")) || !m->source)
+    return rrt_error_set(err, EINVAL, "idmap: only a bind mount (with a source) can be idmapped");
+  cleanup_close int own = -1;
+  int tree = ctx->mount_fds ? ctx->mount_fds[index] : -1;
+  if (tree < 0) {
+    if (m->uid_mappings.n)
+      return rrt_error_set(err, EPERM,
+                           "uidMappings and gidMappings of a mount need real root (a user "
+                           "namespace with any mapping); without them, idmap takes the "
+                           "container's");
+    cleanup_close int ns = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+    if (ns < 0)
+      return rrt_error_errno(err, "open /proc/self/ns/user");
+    own = rrt_idmap_clone(m->source, o->rbind, rrt_mount_idmap_recursive(m), ns, err);
+    if (own < 0)
+      return -1;
+    tree = own;
+  }
+  return bind_mount(rootfd, m->destination, NULL, tree, o->rbind, o, 0, err);
+}
+
 /* *defer_ro: asked to leave "ro" for later (made_under_later); false when it has none. */
 static int mount_one(const struct rrt_rootfs_ctx *ctx, int rootfd, size_t index, bool *defer_ro,
                      struct rrt_error *err)
@@ -358,9 +388,8 @@ static int mount_one(const struct rrt_rootfs_ctx *ctx, int rootfd, size_t index,
   if (bind && (same_path(m->destination, "/proc") || same_path(m->destination, "/sys")) &&
       check_not_symlink(rootfd, m->destination, "bind", err) < 0) {
     r = -1;
-  } else if (m->uid_mappings.n || m->gid_mappings.n || has_option(m, "idmap") ||
-             has_option(m, "ridmap")) {
-    r = rrt_error_set(err, ENOTSUP, "idmapped mounts are not supported");
+  } else if (rrt_mount_idmapped(m)) {
+    r = idmapped_bind(ctx, rootfd, index, &o, err);
   } else if (o.bind || streq(m->type, "bind")) {
     int tree = ctx->mount_fds ? ctx->mount_fds[index] : -1;
     r = bind_mount(rootfd, m->destination, m->source, tree, o.rbind, &o, 0, err);

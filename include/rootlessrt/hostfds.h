@@ -1,7 +1,8 @@
 /* hostfds.h: as real root with a new user namespace, what only the runtime's own credentials
  * can reach is opened by the runtime and handed to init as detached mounts (open_tree clones,
  * inherited across clone): bind sources under directories only host root may enter, and the
- * linux.devices nodes, made on the host side since mknod is never allowed in a user namespace. */
+ * linux.devices nodes, made on the host side since mknod is never allowed in a user namespace.
+ * Idmapped bind mounts too, as real root with or without a user namespace. */
 #ifndef ROOTLESSRT_HOSTFDS_H
 #define ROOTLESSRT_HOSTFDS_H
 
@@ -20,10 +21,14 @@ struct rrt_hostfds {
   char *dev_dir;
 };
 
-/* Opens them; relative bind sources against the cwd (the bundle). dir_parent: where the
- * private node directory is made (the state root). A source that cannot be opened stays -1:
- * init then reports the error itself. The ids of each node are the config's, mapped through
- * plan's maps to the host's. */
+/* Whether the runtime opens anything for init: real root with a new user namespace, or any
+ * idmapped mount (rootfs/idmap.c: only the host side may make one of a host's filesystem). */
+bool rrt_hostfds_needed(const struct rrt_spec *spec, const struct rrt_userns_plan *plan);
+
+/* Opens them (idmapped mounts with their idmapping applied: an error here fails create); relative
+ * bind sources against the cwd (the bundle). dir_parent: where the private node directory is made
+ * (the state root). A source that cannot be opened stays -1: init then reports the error itself.
+ * The ids of each node are the config's, mapped through plan's maps to the host's. */
 int rrt_hostfds_open(const struct rrt_spec *spec, const struct rrt_userns_plan *plan,
                      const char *dir_parent, struct rrt_hostfds *out, struct rrt_error *err);
 

@@ -61,4 +61,20 @@ int rrt_rootfs_pivot(const struct rrt_rootfs_ctx *ctx, bool no_pivot, struct rrt
  * root. /dev/null is verified (char 1:3) through an O_PATH fd before use. */
 int rrt_rootfs_finalize(const struct rrt_rootfs_ctx *ctx, struct rrt_error *err);
 
+/* Idmapped mounts (rootfs/idmap.c). rrt_mount_idmapped: the mount asks for one (idmap, ridmap,
+ * or uid/gidMappings); _recursive: ridmap, every mount of an rbind tree, not only the top. */
+bool rrt_mount_idmapped(const struct rrt_mount *m);
+bool rrt_mount_idmap_recursive(const struct rrt_mount *m);
+
+/* A user namespace holding exactly these maps (the runtime must be privileged over its own user
+ * namespace to write them), as an O_CLOEXEC fd; its process is gone when this returns. */
+int rrt_idmap_userns(const struct rrt_id_mappings *uid, const struct rrt_id_mappings *gid,
+                     struct rrt_error *err);
+
+/* A detached clone of source (rbind: with its submounts) with the idmapping of userns_fd, on the
+ * top mount or (recursive) on every mount of it. The error names the filesystem the kernel
+ * refused and why. */
+int rrt_idmap_clone(const char *source, bool rbind, bool recursive, int userns_fd,
+                    struct rrt_error *err);
+
 #endif

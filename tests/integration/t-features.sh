@@ -16,7 +16,7 @@ is "$(jq -r '.hooks | sort | join(",")' <<<"$doc")" \
 for o in ro rw bind rbind nosuid rprivate rro; do
   is "$(jq --arg o "$o" '.mountOptions | index($o) != null' <<<"$doc")" true "mountOptions has $o"
 done
-is "$(jq '.mountOptions | index("idmap")' <<<"$doc")" null "mountOptions does not claim idmap"
+is "$(jq '[.mountOptions | index("idmap"), index("ridmap")] | map(. != null) | all' <<<"$doc")" true "mountOptions claims idmap and ridmap"
 is "$(jq -r '.linux.namespaces | sort | join(",")' <<<"$doc")" \
   "cgroup,ipc,mount,network,pid,time,user,uts" "every namespace type"
 last=$(cat /proc/sys/kernel/cap_last_cap)
@@ -32,7 +32,7 @@ is "$(jq '.linux.seccomp.archs | index("SCMP_ARCH_X86_64") != null' <<<"$doc")" 
 is "$(jq '.linux.seccomp.supportedFlags | index("SECCOMP_FILTER_FLAG_TSYNC") != null' <<<"$doc")" \
   true "TSYNC supported"
 is "$(jq -c '[.linux.apparmor.enabled, .linux.selinux.enabled, .linux.intelRdt.enabled,
-  .linux.mountExtensions.idmap.enabled]' <<<"$doc")" '[false,false,false,false]' "LSMs, rdt, idmap off"
+  .linux.mountExtensions.idmap.enabled]' <<<"$doc")" '[false,false,false,true]' "LSMs and rdt off, idmap on"
 like "$(jq -r '.annotations["io.github.seccomp.libseccomp.version"]' <<<"$doc")" \
   '^[0-9]+\.[0-9]+\.[0-9]+$' "libseccomp version annotation"
 is "$(jq -r '.annotations["dev.rootlessrt.network.slirp"]' <<<"$doc")" true "slirp annotation"
