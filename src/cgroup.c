@@ -531,7 +531,7 @@ static int without_cgroup(const struct rrt_cgroup_opts *o, const char *why, stru
                           "linux.resources.devices: the device rules cannot be enforced: %s", why);
   if (!o->has_limits)
     return 0;
-  struct rrt_cgroup none = {0};
+  struct rrt_cgroup none = {.limits_warn = o->limits_warn};
   if (rrt_cgroup_update(&none, o->resources_json, false, err) < 0)
     return rrt_error_wrap(err, "linux.resources (%s)", why);
   return 0;
@@ -588,6 +588,7 @@ int rrt_cgroup_create(const struct rrt_cgroup_opts *o, pid_t init, struct rrt_cg
                       struct rrt_error *err)
 {
   memset(cg, 0, sizeof(*cg));
+  cg->limits_warn = o->limits_warn;
   if (o->disabled) {
     rrt_debug("cgroup: --cgroup-manager disabled: the container gets no cgroup");
     if (o->has_limits)
