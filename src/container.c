@@ -931,9 +931,27 @@ static int run_state_hooks(struct loaded *l, enum rrt_hook_kind kind, const char
   return rrt_hooks_run(l->spec, kind, json, err);
 }
 
+/* A paused container (delete --force): a frozen task never acts on its SIGKILL under the cgroup
+ * v1 freezer, so every process gets it while still frozen (none runs again) and then the
+ * cgroup is thawed for it to be delivered. */
+static void kill_frozen(const struct rrt_state *st)
+{
+  struct rrt_cgroup cg;
+  rrt_cgroup_load(st, &cg);
+  if (rrt_cgroup_exists(&cg) && rrt_cgroup_frozen(&cg)) {
+    size_t n = 0;
+    struct rrt_error e = RRT_ERROR_INIT;
+    if (rrt_cgroup_kill(&cg, SIGKILL, &n, &e) < 0 || rrt_cgroup_freeze(&cg, false, &e) < 0)
+      rrt_warn("container \"%s\": killing it frozen: %s", st->id, rrt_error_msg(&e));
+    rrt_error_clear(&e);
+  }
+  rrt_cgroup_free(&cg);
+}
+
 /* Stops everything of a container and removes its state; poststop last. */
 static int destroy_loaded(struct loaded *l, struct rrt_error *err)
 {
+  kill_frozen(&l->st);
   if (l->st.pid > 0 && !kill_and_wait(l->st.pid, l->st.pid_start, 5000))
     return rrt_error_msgf(err, EBUSY, "container \"%s\": init (pid %d) did not die", l->st.id,
                           l->st.pid);
@@ -1180,7 +1198,7 @@ static void signal_all(const struct rrt_state *st, const pid_t *pids, size_t n, 
   rrt_cgroup_load(st, &cg);
   bool has_cg = rrt_cgroup_exists(&cg);
   /* A paused container is held already. */
-  bool hold = sig != SIGKILL && sig != SIGSTOP && sig != SIGCONT && n > 1 &&
+  bool hold = sig != 0 && sig != SIGKILL && sig != SIGSTOP && sig != SIGCONT && n > 1 &&
               !(has_cg && rrt_cgroup_frozen(&cg));
   struct rrt_error e = RRT_ERROR_INIT;
   bool frozen =
@@ -1215,7 +1233,8 @@ int rrt_container_kill(const struct rrt_global *g, const char *id, int sig, bool
     goto out;
   }
   if (strcmp(status, "stopped") == 0) {
-    rrt_error_msgf(err, ESRCH, "container \"%s\" is not running", id);
+    /* containerd's checkKillError and runc's tests match "container not running". */
+    rrt_error_msgf(err, ESRCH, "container \"%s\": container not running (it has stopped)", id);
     goto out;
   }
   if (all) {
