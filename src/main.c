@@ -41,7 +41,8 @@ static const struct verb verbs[] = {
      "create and start; in the foreground, forward signals and exit with the container's status"},
     {"state", rrt_cmd_state, "state ID", "print the container's state JSON"},
     {"kill", rrt_cmd_kill, "kill [-a|--all] ID [SIGNAL]",
-     "send a signal (name with or without SIG, or number; default TERM)"},
+     "send a signal (name with or without SIG, or number; default TERM; 0: only check that "
+     "the container is running)"},
     {"delete", rrt_cmd_delete, "delete [-f|--force] ID",
      "delete a stopped container (--force: kill it first)"},
     {"list", rrt_cmd_list, "list [-f|--format table|json] [-q|--quiet]", "list containers"},
@@ -55,8 +56,13 @@ static const struct verb verbs[] = {
     {"ps", rrt_cmd_ps, "ps [-f|--format table|json] ID", "list the container's processes"},
     {"pause", rrt_cmd_pause, "pause ID", "freeze every process (cgroup v2 freezer)"},
     {"resume", rrt_cmd_resume, "resume ID", "thaw a paused container"},
-    {"update", rrt_cmd_update, "update [-r|--resources FILE|-] ID",
-     "change the resources of a container"},
+    {"update", rrt_cmd_update,
+     "update [-r|--resources FILE|-] ID\n"
+     "     update [--memory B] [--memory-reservation B] [--memory-swap B] [--cpu-share N]\n"
+     "     [--cpu-period US] [--cpu-quota US] [--cpu-rt-period US] [--cpu-rt-runtime US]\n"
+     "     [--cpuset-cpus L] [--cpuset-mems L] [--pids-limit N] [--blkio-weight N] ID",
+     "change the resources of a container, all or nothing (the flags are runc's; B: bytes,\n"
+     "  with k, m, g or t, or -1; 0 leaves a value unchanged, but --pids-limit 0 is a limit)"},
     {"store", rrt_cmd_store, "store [--storage DIR] ls | rm NAME...",
      "list (with sizes) or remove what the image store holds: images, layers, containers' "
      "kept changes"},
