@@ -1,0 +1,82 @@
+#!/bin/bash
+# t-root-cgroup-engines.sh: real root on a legacy or hybrid host, as Docker drives it: the
+# blockIO.weight 0 and cpu.shares 0 it sends with every container are not written (this kernel
+# may have no blkio.weight), `docker update --memory` (cpu period and quota 0: unchanged) and
+# runc's update flags, all or nothing; kill 0; delete --force of a paused container.
+# rrt-test-as: root
+# shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
+source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
+
+N=19
+if ! real_root; then
+  skip "cgroup v1 is for real root only; this runs as uid $(id -u)" "$N"
+  done_testing
+fi
+V1=/sys/fs/cgroup
+for c in memory cpu cpuset freezer; do
+  if ! awk -v c="$c" '$9 == "cgroup" && $5 == "/sys/fs/cgroup/" c {f = 1} END {exit !f}' /proc/self/mountinfo; then
+    skip "no cgroup v1 $c controller at $V1/$c: not a legacy or hybrid host" "$N"
+    done_testing
+  fi
+done
+top=rrt-te-$$
+trap 'find "$V1" -depth -type d \( -path "*/$top/*" -o -name "$top" \) -exec rmdir {} \; 2>/dev/null; _cleanup' EXIT
+
+b=$(mkbundle ce rrt-probe sleep 1000)
+cfg "$b" '.linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)
+  | .linux.resources = {"blockIO": {"weight": 0}, "cpu": {"shares": 0},
+                        "memory": {"limit": 67108864}}
+  | .linux.cgroupsPath = $p' --arg p "/$top/docker"
+d=$top/docker
+id=$(new_id docker)
+run rrt run -d -b "$b" "$id"
+is "$rc" 0 "run -d with Docker's blockIO.weight 0 and cpu.shares 0"
+[ "$rc" = 0 ] || diag "$err"
+is "$(cat "$V1/memory/$d/memory.limit_in_bytes" 2>/dev/null)" 67108864 "the real limit beside them is written"
+is "$(cat "$V1/cpu/$d/cpu.shares" 2>/dev/null)" 1024 "cpu.shares 0 is not written (the kernel's 1024 stays)"
+
+# docker update --memory: the shim sends cpu period and quota 0, meaning unchanged.
+printf '{"memory": {"limit": 134217728}, "cpu": {"period": 0, "quota": 0}}' >"$T_WORK/u.json"
+run rrt update -r "$T_WORK/u.json" "$id"
+is "$rc" 0 "update of memory with cpu period and quota 0"
+[ "$rc" = 0 ] || diag "$err"
+is "$(cat "$V1/memory/$d/memory.limit_in_bytes" 2>/dev/null)" 134217728 "memory.limit updated"
+is "$(cat "$V1/cpu/$d/cpu.cfs_period_us" 2>/dev/null)/$(cat "$V1/cpu/$d/cpu.cfs_quota_us" 2>/dev/null)" \
+  "100000/-1" "cpu period and quota unchanged"
+
+run rrt update --memory 96m --cpu-share 512 "$id"
+is "$rc" 0 "update --memory 96m --cpu-share 512 (runc's flags)"
+[ "$rc" = 0 ] || diag "$err"
+is "$(cat "$V1/memory/$d/memory.limit_in_bytes" 2>/dev/null):$(cat "$V1/cpu/$d/cpu.shares" 2>/dev/null)" \
+  "100663296:512" "both written"
+
+# All or nothing: cpuset.cpus 9999 is refused by the kernel after memory.limit was written.
+run rrt update --memory 32m --cpu-share 256 --cpuset-cpus 9999 "$id"
+fails_naming 'cpu\.cpus' "an update the kernel refuses part of fails, naming that part"
+is "$(cat "$V1/memory/$d/memory.limit_in_bytes" 2>/dev/null):$(cat "$V1/cpu/$d/cpu.shares" 2>/dev/null)" \
+  "100663296:512" "and the limits written before it are back to their old values"
+
+run rrt kill "$id" 0
+is "$rc" 0 "kill ID 0 of a running container"
+[ "$rc" = 0 ] || diag "$err"
+
+run rrt delete -f "$id"
+nothing_left "$id" "$b"
+
+# ---------------------------------------------------------------- delete --force when paused
+cfg "$b" '.linux.resources = {} | .linux.cgroupsPath = $p' --arg p "/$top/paused"
+d=$top/paused
+id=$(new_id paused)
+run rrt run -d -b "$b" "$id"
+init=$(state_field "$id" .pid)
+run rrt pause "$id"
+is "$rc" 0 "pause"
+is "$(cat "$V1/freezer/$d/freezer.state" 2>/dev/null)" FROZEN "frozen"
+run rrt delete --force "$id"
+is "$rc" 0 "delete --force of a paused container succeeds"
+[ "$rc" = 0 ] || diag "$err"
+unlike "$err" 'did not die' "without a frozen init that 'did not die'"
+ok "its init is gone" bash -c '! test -d /proc/$1 || grep -q "^State:.*Z" /proc/$1/status' sh "${init:-0}"
+is "$(find "$V1" -path "*/$top/paused" 2>/dev/null)" "" "and its cgroup in every controller"
+nothing_left "$id" "$b"
+done_testing
