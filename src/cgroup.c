@@ -71,6 +71,8 @@ bool rrt_cg_has(const char *dir, const char *file)
   return access(p, F_OK) == 0;
 }
 
+static int events_value(const char *path, const char *key);
+
 static void sleep_ms(long ms)
 {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -412,9 +414,21 @@ static bool v1_populated(const char *dir)
   return found;
 }
 
+/* A frozen cgroup (or one under a frozen parent): init would never run, and create would hang
+ * waiting on it. Refused with the text runc gives. */
+static bool frozen_dir(const char *dir, bool v2)
+{
+  if (v2) {
+    cleanup_free char *f = rrt_cg_read(dir, "cgroup.freeze");
+    return (f && strcmp(f, "1") == 0) || events_value(dir, "frozen") == 1;
+  }
+  cleanup_free char *st = rrt_cg_read(dir, "freezer.state");
+  return st && strcmp(st, "THAWED") != 0;
+}
+
 /* A cgroup that already holds processes, itself or in a sub-cgroup, is someone else's: the
  * container is not put with them (its limits and freezer would be theirs, and delete would kill
- * them). */
+ * them). A frozen one is refused too. */
 static int check_empty(const char *dir, bool v2, struct rrt_error *err)
 {
   cleanup_free char *ev = v2 ? rrt_cg_read(dir, "cgroup.events") : NULL;
@@ -422,6 +436,11 @@ static int check_empty(const char *dir, bool v2, struct rrt_error *err)
     return rrt_error_msgf(err, EBUSY,
                           "linux.cgroupsPath: cgroup %s already holds processes; give the "
                           "container a cgroup of its own",
+                          dir);
+  if (frozen_dir(dir, v2))
+    return rrt_error_msgf(err, EBUSY,
+                          "linux.cgroupsPath: container's cgroup unexpectedly frozen (%s): thaw "
+                          "it first",
                           dir);
   return 0;
 }
@@ -475,7 +494,29 @@ static int create_v2(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts
   return o->found ? o->found(cg, NULL, o->found_arg, err) : 0;
 }
 
-/* As real root on a legacy or hybrid host: the same path in every v1 controller present. */
+/* Unprivileged on cgroup v1: whether the user can make base/rel (the deepest level of it that
+ * exists is writable) and move init in (its cgroup.procs is): a hierarchy root made such a
+ * sub-tree theirs (chown, as runc's rootless tests do), else the controller is not used. */
+static bool v1_writable(const char *base, const char *rel)
+{
+  cleanup_free char *dir = xasprintf("%s/%s", base, rel);
+  struct stat st;
+  if (stat(dir, &st) == 0) {
+    cleanup_free char *procs = xasprintf("%s/cgroup.procs", dir);
+    return faccessat(AT_FDCWD, dir, W_OK, AT_EACCESS) == 0 &&
+           faccessat(AT_FDCWD, procs, W_OK, AT_EACCESS) == 0;
+  }
+  for (char *slash = strrchr(dir, '/'); slash && slash > dir + strlen(base) - 1;
+       slash = strrchr(dir, '/')) {
+    *slash = '\0';
+    if (stat(dir, &st) == 0)
+      return faccessat(AT_FDCWD, dir, W_OK, AT_EACCESS) == 0;
+  }
+  return false;
+}
+
+/* On a legacy or hybrid host: the same path in every v1 controller present; for an
+ * unprivileged user only in those where that path is theirs to write (v1_writable). */
 static int create_v1(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts *m,
                      const struct own *w, const char *rel, bool absolute, struct rrt_cgroup *cg,
                      struct rrt_error *err)
@@ -492,6 +533,11 @@ static int create_v1(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts
         absolute ? xstrdup(m->v1_mnt[i]) : rrt_cg_dir_of(m->v1_mnt[i], m->v1_root[i], w->v1[i]);
     if (!base)
       continue;
+    if (!o->privileged && !v1_writable(base, rel)) {
+      rrt_debug("cgroup: %s/%s is not writable by this user: no %s controller", base, rel,
+                v1_names[i]);
+      continue;
+    }
     if (o->found && announce(o, cg, base, rel, err) < 0)
       return -1;
     if (mkdir_levels(base, rel, false, i == RRT_CG_CPUSET, &cg->v1[i], &cg->made_v1[i], err) < 0)
@@ -552,7 +598,9 @@ static int create_cgroupfs(const struct rrt_cgroup_opts *o, struct rrt_cgroup *c
   own_read(&w);
   cleanup_free char *why = NULL;
   int r = create_v2(o, &m, &w, rel, absolute, cg, &why, err);
-  if (r == 0 && o->privileged)
+  /* Unprivileged, cgroup v1 only where a path was given: the user's own cgroup in a v1
+   * hierarchy is never theirs to write. */
+  if (r == 0 && (o->privileged || o->path))
     r = create_v1(o, &m, &w, rel, absolute, cg, err);
   if (r == 0 && !cg->v2 && !any_v1(cg))
     r = without_cgroup(o, why ? why : "no cgroup hierarchy is mounted here", err);

@@ -7,7 +7,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=19
+N=27
 if ! real_root; then
   skip "cgroup v1 is for real root only; this runs as uid $(id -u)" "$N"
   done_testing
@@ -79,4 +79,56 @@ unlike "$err" 'did not die' "without a frozen init that 'did not die'"
 ok "its init is gone" bash -c '! test -d /proc/$1 || grep -q "^State:.*Z" /proc/$1/status' sh "${init:-0}"
 is "$(find "$V1" -path "*/$top/paused" 2>/dev/null)" "" "and its cgroup in every controller"
 nothing_left "$id" "$b"
+
+# ---------------------------------------------------------------- a frozen cgroup
+# Taken, init would never run and create would wait on it: refused, as runc does.
+mkdir -p "$V1/freezer/$top/frozen"
+echo FROZEN >"$V1/freezer/$top/frozen/freezer.state"
+cfg "$b" '.linux.cgroupsPath = $p' --arg p "/$top/frozen"
+id=$(new_id frozen)
+run rrt run -d -b "$b" "$id"
+fails_naming "container's cgroup unexpectedly frozen" "run -d into a frozen cgroup is refused at once, naming it"
+nothing_left "$id" "$b"
+echo THAWED >"$V1/freezer/$top/frozen/freezer.state"
+
+# ---------------------------------------------------------------- rootless on cgroup v1
+# A sub-tree of each v1 hierarchy made the user's (as runc's rootless tests do): an unprivileged
+# container at that cgroupsPath uses it, limits and freezer included.
+user=${RRT_TEST_USER:-rrt-test}
+if ! u=$(id -u "$user" 2>/dev/null) || ! g=$(id -g "$user" 2>/dev/null); then
+  skip "no user $user to run an unprivileged container as" 6
+else
+  ud=$top/user
+  for c in memory pids freezer; do
+    mkdir -p "$V1/$c/$ud"
+    chown -R "$u:$g" "$V1/$c/$ud"
+  done
+  ub=$(mkbundle ceu rrt-probe sleep 1000)
+  cfg "$ub" '.linux.uidMappings = [{"containerID": 0, "hostID": $u, "size": 1}]
+    | .linux.gidMappings = [{"containerID": 0, "hostID": $g, "size": 1}]
+    | .linux.resources = {"pids": {"limit": 30}} | .linux.cgroupsPath = $p' \
+    --arg p "/$ud" --argjson u "$u" --argjson g "$g"
+  chown -R "$u:$g" "$ub"
+  uroot=$T_WORK/uroot
+  mkdir -p "$uroot"
+  chown "$u:$g" "$uroot"
+  # shellcheck disable=SC2317 # called through run
+  urrt() {
+    setpriv "--reuid=$u" "--regid=$g" --init-groups --reset-env \
+      env PATH=/usr/local/bin:/usr/bin:/bin "$RRT" --root "$uroot" "$@"
+  }
+  uid_id=$(new_id user)
+  run urrt run -d -b "$ub" "$uid_id"
+  is "$rc" 0 "an unprivileged run -d at a cgroupsPath whose v1 cgroups are the user's"
+  [ "$rc" = 0 ] || diag "$err"
+  uinit=$(jq -r .pid "$uroot/$uid_id/state.json" 2>/dev/null)
+  has_line "$(cat "$V1/pids/$ud/cgroup.procs" 2>/dev/null)" "^${uinit:-none}\$" "init is in the user's pids cgroup"
+  is "$(cat "$V1/pids/$ud/pids.max" 2>/dev/null)" 30 "pids.limit is written there"
+  run urrt pause "$uid_id"
+  is "$rc:$(cat "$V1/freezer/$ud/freezer.state" 2>/dev/null)" 0:FROZEN "pause uses the user's v1 freezer"
+  run urrt delete --force "$uid_id"
+  is "$rc" 0 "delete --force of the paused unprivileged container"
+  [ "$rc" = 0 ] || diag "$err"
+  is "$(cat "$V1/pids/$ud/cgroup.procs" 2>/dev/null)" "" "leaves nothing in its cgroup"
+fi
 done_testing
