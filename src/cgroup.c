@@ -19,9 +19,9 @@
 #include "rootlessrt/log.h"
 #include "rootlessrt/util.h"
 
-static const char *const v1_names[RRT_CG_V1_N] = {"cpu",     "cpuacct", "cpuset",  "memory",
-                                                  "pids",    "freezer", "devices", "blkio",
-                                                  "hugetlb", "net_cls", "net_prio"};
+static const char *const v1_names[RRT_CG_V1_N] = {"cpu",     "cpuacct", "cpuset",   "memory",
+                                                  "pids",    "freezer", "devices",  "blkio",
+                                                  "hugetlb", "net_cls", "net_prio", "name=systemd"};
 
 const char *rrt_cgroup_v1_name(enum rrt_cg_v1 c)
 {

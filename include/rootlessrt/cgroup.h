@@ -24,6 +24,8 @@ enum rrt_cg_v1 {
   RRT_CG_HUGETLB,
   RRT_CG_NET_CLS,
   RRT_CG_NET_PRIO,
+  RRT_CG_NAME_SYSTEMD, /* systemd's named hierarchy (no controller): init is put at the path
+                        * there too, as runc and crun do, so systemd sees it apart */
   RRT_CG_V1_N
 };
 

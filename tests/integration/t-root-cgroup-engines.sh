@@ -7,7 +7,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=27
+N=28
 if ! real_root; then
   skip "cgroup v1 is for real root only; this runs as uid $(id -u)" "$N"
   done_testing
@@ -34,6 +34,12 @@ is "$rc" 0 "run -d with Docker's blockIO.weight 0 and cpu.shares 0"
 [ "$rc" = 0 ] || diag "$err"
 is "$(cat "$V1/memory/$d/memory.limit_in_bytes" 2>/dev/null)" 67108864 "the real limit beside them is written"
 is "$(cat "$V1/cpu/$d/cpu.shares" 2>/dev/null)" 1024 "cpu.shares 0 is not written (the kernel's 1024 stays)"
+if awk '$9 == "cgroup" && $5 == "/sys/fs/cgroup/systemd" {f = 1} END {exit !f}' /proc/self/mountinfo; then
+  has_line "$(cat "$V1/systemd/$d/cgroup.procs" 2>/dev/null)" "^$(state_field "$id" .pid)\$" \
+    "init is at the path in the name=systemd hierarchy too (as runc and crun put it)"
+else
+  skip "no name=systemd hierarchy at $V1/systemd" 1
+fi
 
 # docker update --memory: the shim sends cpu period and quota 0, meaning unchanged.
 printf '{"memory": {"limit": 134217728}, "cpu": {"period": 0, "quota": 0}}' >"$T_WORK/u.json"
