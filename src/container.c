@@ -593,6 +593,24 @@ static int send_resolv_conf(struct create_ctx *c, int sync_fd, struct rrt_error 
   return rrt_sync_send_fd(sync_fd, RRT_SYNC_RESOLV, 0, NULL, fd, err);
 }
 
+/* process.oomScoreAdj as real root: written by the runtime into init, blocked and still ours,
+ * since init drops CAP_SYS_RESOURCE (needed to lower it) with the container's capabilities
+ * before it applies its limits; a value the kernel refuses is an error, as with runc. Init's own
+ * write of the same value then passes (the kernel's floor is the value set here). */
+static int set_oom_score_adj(const struct rrt_spec *spec, pid_t init, struct rrt_error *err)
+{
+  if (!spec->process || !spec->process->has_oom_score_adj || !rrt_host_privileged())
+    return 0;
+  cleanup_free char *path = xasprintf("/proc/%d/oom_score_adj", (int)init);
+  cleanup_close int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  char buf[16];
+  int len = snprintf(buf, sizeof(buf), "%d", spec->process->oom_score_adj);
+  if (fd < 0 || rrt_write_all(fd, buf, (size_t)len) < 0)
+    return rrt_error_errno(err, "process.oomScoreAdj: write %d to %s", spec->process->oom_score_adj,
+                           path);
+  return 0;
+}
+
 /* While newuidmap and newgidmap run: the state directory, init's cgroup, the go-ahead with the
  * helpers' pidfds, state.json, and HOOKS_DONE when nothing waits for NS_READY. */
 static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
@@ -604,7 +622,7 @@ static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
   if (rrt_state_record_init(c->dirfd, c->st.pid, c->st.pid_start, err) < 0)
     return in_state_dir(c, err);
   /* Its directories are recorded as they are made (record_cgroup). */
-  if (setup_cgroup(c, init, err) < 0)
+  if (setup_cgroup(c, init, err) < 0 || set_oom_score_adj(c->spec, init, err) < 0)
     return -1;
   if (rrt_notify_start_relay(&c->notify, c->dirfd, init, err) < 0)
     return -1;

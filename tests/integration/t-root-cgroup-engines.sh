@@ -7,7 +7,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=28
+N=30
 if ! real_root; then
   skip "cgroup v1 is for real root only; this runs as uid $(id -u)" "$N"
   done_testing
@@ -137,4 +137,20 @@ else
   [ "$rc" = 0 ] || diag "$err"
   is "$(cat "$V1/pids/$ud/cgroup.procs" 2>/dev/null)" "" "leaves nothing in its cgroup"
 fi
+
+# ---------------------------------------------------------------- process.oomScoreAdj
+# Lowering it needs CAP_SYS_RESOURCE: applied when this root has it, else an error naming it (as
+# runc), never a warning and a container running at another score.
+ob=$(mkbundle ceo cat /proc/self/oom_score_adj)
+cfg "$ob" '.linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)
+  | .process.oomScoreAdj = -998'
+id=$(new_id oom)
+run rrt run -b "$ob" "$id"
+capeff=$(awk '/^CapEff:/ {print $2}' /proc/self/status)
+if (((0x${capeff:-0} >> 24) & 1)); then # CAP_SYS_RESOURCE is capability 24
+  is "$rc:$out" "0:-998" "oomScoreAdj -998 is applied (this root has CAP_SYS_RESOURCE)"
+else
+  fails_naming 'process\.oomScoreAdj.*-998' "oomScoreAdj -998 this root cannot set is an error naming it"
+fi
+nothing_left "$id" "$ob"
 done_testing
