@@ -428,20 +428,38 @@ static bool frozen_dir(const char *dir, bool v2)
 
 /* A cgroup that already holds processes, itself or in a sub-cgroup, is someone else's: the
  * container is not put with them (its limits and freezer would be theirs, and delete would kill
- * them). A frozen one is refused too. */
-static int check_empty(const char *dir, bool v2, struct rrt_error *err)
+ * them), unless RRT_CGROUP_ANNOTATION=shared asks for runc 1.1's warning. A frozen one is
+ * refused whatever the annotation. */
+static int check_empty(const char *dir, bool v2, bool shared, struct rrt_error *err)
 {
   cleanup_free char *ev = v2 ? rrt_cg_read(dir, "cgroup.events") : NULL;
-  if ((ev && strstr(ev, "populated 1")) || (!v2 && v1_populated(dir)))
+  bool populated = (ev && strstr(ev, "populated 1")) || (!v2 && v1_populated(dir));
+  if (populated && shared)
+    rrt_warn("linux.cgroupsPath: cgroup %s already holds processes; shared with them "
+             "(" RRT_CGROUP_ANNOTATION "=shared): the container's limits and freezer are theirs, "
+             "and its delete kills them",
+             dir);
+  else if (populated)
     return rrt_error_msgf(err, EBUSY,
                           "linux.cgroupsPath: cgroup %s already holds processes; give the "
-                          "container a cgroup of its own",
+                          "container a cgroup of its own (or " RRT_CGROUP_ANNOTATION "=shared)",
                           dir);
   if (frozen_dir(dir, v2))
     return rrt_error_msgf(err, EBUSY,
                           "linux.cgroupsPath: container's cgroup unexpectedly frozen (%s): thaw "
                           "it first",
                           dir);
+  return 0;
+}
+
+int rrt_cgroup_shared_mode(const char *value, bool *shared, struct rrt_error *err)
+{
+  *shared = value && strcmp(value, "shared") == 0;
+  if (value && !*shared && strcmp(value, "own") != 0)
+    return rrt_error_msgf(err, EINVAL,
+                          "annotations." RRT_CGROUP_ANNOTATION ": \"%s\": expected \"shared\" or "
+                          "\"own\"",
+                          value);
   return 0;
 }
 
@@ -489,7 +507,7 @@ static int create_v2(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts
     return 0;
   }
   cg->v2 = leaf;
-  if (check_empty(leaf, true, err) < 0)
+  if (check_empty(leaf, true, o->cgroup_shared, err) < 0)
     return -1;
   return o->found ? o->found(cg, NULL, o->found_arg, err) : 0;
 }
@@ -542,7 +560,7 @@ static int create_v1(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts
       return -1;
     if (mkdir_levels(base, rel, false, i == RRT_CG_CPUSET, &cg->v1[i], &cg->made_v1[i], err) < 0)
       return rrt_error_wrap(err, "cgroup %s", v1_names[i]);
-    if (check_empty(cg->v1[i], false, err) < 0 ||
+    if (check_empty(cg->v1[i], false, o->cgroup_shared, err) < 0 ||
         (o->found && o->found(cg, NULL, o->found_arg, err) < 0))
       return -1;
   }

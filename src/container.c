@@ -418,9 +418,10 @@ static int record_cgroup(const struct rrt_cgroup *cg, const char *pending, void 
 
 static int setup_cgroup(struct create_ctx *c, pid_t init, struct rrt_error *err)
 {
-  bool limits_warn = false;
+  bool limits_warn = false, shared = false;
   if (rrt_cgroup_limits_mode(rrt_spec_annotation(c->spec, RRT_LIMITS_ANNOTATION), &limits_warn,
-                             err) < 0)
+                             err) < 0 ||
+      rrt_cgroup_shared_mode(rrt_spec_annotation(c->spec, RRT_CGROUP_ANNOTATION), &shared, err) < 0)
     return -1;
   const struct rrt_cgroup_opts o = {.id = c->o->id,
                                     .path = c->spec->lnx.cgroups_path,
@@ -430,6 +431,7 @@ static int setup_cgroup(struct create_ctx *c, pid_t init, struct rrt_error *err)
                                     .systemd = c->g->systemd_cgroup,
                                     .privileged = rrt_host_privileged(),
                                     .limits_warn = limits_warn,
+                                    .cgroup_shared = shared,
                                     .found = record_cgroup,
                                     .found_arg = c};
   struct rrt_cgroup cg;

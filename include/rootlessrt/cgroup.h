@@ -47,6 +47,12 @@ struct rrt_cgroup {
  * runc does for rootless containers; without it such a limit fails create and update. */
 #define RRT_LIMITS_ANNOTATION "run.oci.rootlessrt.limits"
 
+/* The annotation that lets a container into a cgroup that already holds processes (value
+ * "shared"), with a warning, as runc 1.1 does on cgroup v1; "own" (the default) refuses it. */
+#define RRT_CGROUP_ANNOTATION "run.oci.rootlessrt.cgroup"
+/* Its value (NULL: absent) as *shared; anything but "shared" or "own" is an error. */
+int rrt_cgroup_shared_mode(const char *value, bool *shared, struct rrt_error *err);
+
 /* The annotation's value (NULL: absent) as *warn; anything but "warn" or "error" is an error. */
 int rrt_cgroup_limits_mode(const char *value, bool *warn, struct rrt_error *err);
 
@@ -71,6 +77,7 @@ struct rrt_cgroup_opts {
   bool systemd;               /* --systemd-cgroup / --cgroup-manager=systemd */
   bool privileged;            /* real root on the host: v1 controllers, device rules */
   bool limits_warn;           /* RRT_LIMITS_ANNOTATION=warn */
+  bool cgroup_shared;         /* RRT_CGROUP_ANNOTATION=shared */
   /* Called before each directory of the container's is made (pending: that directory), and as
    * soon as it is known to be its own, made or found empty (pending NULL, cg what is known),
    * before anything is written into it: create records both, so that delete --force finds the

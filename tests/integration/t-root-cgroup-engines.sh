@@ -7,7 +7,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=30
+N=35
 if ! real_root; then
   skip "cgroup v1 is for real root only; this runs as uid $(id -u)" "$N"
   done_testing
@@ -153,4 +153,27 @@ else
   fails_naming 'process\.oomScoreAdj.*-998' "oomScoreAdj -998 this root cannot set is an error naming it"
 fi
 nothing_left "$id" "$ob"
+
+# ---------------------------------------------------------------- a cgroup shared on purpose
+# run.oci.rootlessrt.cgroup=shared: runc 1.1's warning instead of the refusal.
+mkdir -p "$V1/pids/$top/shared"
+sleep 300 &
+host_pid=$!
+echo "$host_pid" >"$V1/pids/$top/shared/cgroup.procs"
+cfg "$b" '.linux.cgroupsPath = $p | .annotations["run.oci.rootlessrt.cgroup"] = "shared"' \
+  --arg p "/$top/shared"
+id=$(new_id shared)
+run rrt run -d -b "$b" "$id"
+is "$rc" 0 "with run.oci.rootlessrt.cgroup=shared a cgroup holding a host process is taken"
+like "$err" 'warning: .*already holds processes; shared' "with a warning saying so"
+has_line "$(cat "$V1/pids/$top/shared/cgroup.procs" 2>/dev/null)" "^$(state_field "$id" .pid)\$" \
+  "init is in it beside the host process"
+rrt delete -f "$id" >/dev/null 2>&1
+kill "$host_pid" 2>/dev/null
+wait "$host_pid" 2>/dev/null
+cfg "$b" '.annotations["run.oci.rootlessrt.cgroup"] = "everyone"'
+id=$(new_id shared)
+run rrt run -d -b "$b" "$id"
+fails_naming 'run\.oci\.rootlessrt\.cgroup.*"everyone"' "any other value of the annotation is refused, naming it"
+nothing_left "$id" "$b"
 done_testing
