@@ -1124,7 +1124,7 @@ int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *
   }
   PHASE("container exited");
   rrt_forward_signals_stop();
-  ret = delete_started(&l, err);
+  ret = o->keep ? 0 : delete_started(&l, err);
   PHASE("deleted");
 out:
   loaded_free(&l);

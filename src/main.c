@@ -29,7 +29,7 @@ static const struct verb verbs[] = {
      "create a container; its init waits, blocked, for `start`"},
     {"start", rrt_cmd_start, "start ID", "run the user process of a created container"},
     {"run", rrt_cmd_run,
-     "run [create flags] [-d|--detach] ID\n"
+     "run [create flags] [-d|--detach | --keep] ID\n"
      "   or: run [--rm] [-d] [-i] [-t] [--name N] [-e K=V]... [--env-file F]... [-w DIR]\n"
      "       [-u USER[:GROUP]] [-v SRC:DST[:ro]]... [--tmpfs DST[:OPTS]]... [-p P]...\n"
      "       [--network none|host|slirp] [--hostname H] [--read-only] [--entrypoint CMD]\n"

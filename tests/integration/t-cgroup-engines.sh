@@ -2,7 +2,7 @@
 # t-cgroup-engines.sh: what engines send with every container asks for no limit and never fails
 # it (Docker's blockIO.weight 0 and cpu.shares 0, ctr's cpu.shares 1024); a real limit that
 # cannot be applied stays an error unless run.oci.rootlessrt.limits=warn; runc's update flags;
-# kill with signal 0 and of a stopped container as engines expect it.
+# kill with signal 0 and of a stopped container as engines expect it; run --keep.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
@@ -97,4 +97,19 @@ run rrt update --memory 64m "$id"
 fails_naming 'container not running' "update of a stopped container says it is not running"
 run rrt delete "$id"
 nothing_left "$id" "$bs"
+
+# ---------------------------------------------------------------- run --keep
+bk=$(mkbundle engk sh -c 'exit 3')
+id=$(new_id keep)
+run rrt run --keep -b "$bk" "$id"
+is "$rc" 3 "run --keep exits with the container's status"
+is "$(status_of "$id")" stopped "and keeps the stopped container (runc's --keep)"
+run rrt delete "$id"
+is "$rc" 0 "which delete then removes"
+nothing_left "$id" "$bk"
+run rrt run --keep -d -b "$bk" "$id"
+fails_naming '--keep and --detach' "run --keep --detach is refused, saying why"
+run rrt create --keep -b "$bk" "$id"
+fails_naming 'create: --keep is a flag of run' "create --keep is refused"
+nothing_left "$id" "$bk"
 done_testing
