@@ -27,7 +27,6 @@ static const struct flag {
     {"cpu-period", "cpu", "period", K_INT},
     {"cpu-quota", "cpu", "quota", K_INT},
     {"cpu-share", "cpu", "shares", K_INT},
-    {"cpu-shares", "cpu", "shares", K_INT},
     {"cpu-rt-period", "cpu", "realtimePeriod", K_INT},
     {"cpu-rt-runtime", "cpu", "realtimeRuntime", K_INT},
     {"cpuset-cpus", "cpu", "cpus", K_STRING},
