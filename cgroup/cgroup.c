@@ -19,9 +19,9 @@
 #include "rootlessrt/log.h"
 #include "rootlessrt/util.h"
 
-static const char *const v1_names[RRT_CG_V1_N] = {"cpu",     "cpuacct", "cpuset",  "memory",
-                                                  "pids",    "freezer", "devices", "blkio",
-                                                  "hugetlb", "net_cls", "net_prio"};
+static const char *const v1_names[RRT_CG_V1_N] = {"cpu",     "cpuacct", "cpuset",   "memory",
+                                                  "pids",    "freezer", "devices",  "blkio",
+                                                  "hugetlb", "net_cls", "net_prio", "name=systemd"};
 
 const char *rrt_cgroup_v1_name(enum rrt_cg_v1 c)
 {
@@ -70,6 +70,8 @@ bool rrt_cg_has(const char *dir, const char *file)
   cleanup_free char *p = xasprintf("%s/%s", dir, file);
   return access(p, F_OK) == 0;
 }
+
+static int events_value(const char *path, const char *key);
 
 static void sleep_ms(long ms)
 {
@@ -412,17 +414,52 @@ static bool v1_populated(const char *dir)
   return found;
 }
 
+/* A frozen cgroup (or one under a frozen parent): init would never run, and create would hang
+ * waiting on it. Refused with the text runc gives. */
+static bool frozen_dir(const char *dir, bool v2)
+{
+  if (v2) {
+    cleanup_free char *f = rrt_cg_read(dir, "cgroup.freeze");
+    return (f && strcmp(f, "1") == 0) || events_value(dir, "frozen") == 1;
+  }
+  cleanup_free char *st = rrt_cg_read(dir, "freezer.state");
+  return st && strcmp(st, "THAWED") != 0;
+}
+
 /* A cgroup that already holds processes, itself or in a sub-cgroup, is someone else's: the
  * container is not put with them (its limits and freezer would be theirs, and delete would kill
- * them). */
-static int check_empty(const char *dir, bool v2, struct rrt_error *err)
+ * them), unless RRT_CGROUP_ANNOTATION=shared asks for runc 1.1's warning. A frozen one is
+ * refused whatever the annotation. */
+static int check_empty(const char *dir, bool v2, bool shared, struct rrt_error *err)
 {
   cleanup_free char *ev = v2 ? rrt_cg_read(dir, "cgroup.events") : NULL;
-  if ((ev && strstr(ev, "populated 1")) || (!v2 && v1_populated(dir)))
+  bool populated = (ev && strstr(ev, "populated 1")) || (!v2 && v1_populated(dir));
+  if (populated && shared)
+    rrt_warn("linux.cgroupsPath: cgroup %s already holds processes; shared with them "
+             "(" RRT_CGROUP_ANNOTATION "=shared): the container's limits and freezer are theirs, "
+             "and its delete kills them",
+             dir);
+  else if (populated)
     return rrt_error_msgf(err, EBUSY,
                           "linux.cgroupsPath: cgroup %s already holds processes; give the "
-                          "container a cgroup of its own",
+                          "container a cgroup of its own (or " RRT_CGROUP_ANNOTATION "=shared)",
                           dir);
+  if (frozen_dir(dir, v2))
+    return rrt_error_msgf(err, EBUSY,
+                          "linux.cgroupsPath: container's cgroup unexpectedly frozen (%s): thaw "
+                          "it first",
+                          dir);
+  return 0;
+}
+
+int rrt_cgroup_shared_mode(const char *value, bool *shared, struct rrt_error *err)
+{
+  *shared = value && strcmp(value, "shared") == 0;
+  if (value && !*shared && strcmp(value, "own") != 0)
+    return rrt_error_msgf(err, EINVAL,
+                          "annotations." RRT_CGROUP_ANNOTATION ": \"%s\": expected \"shared\" or "
+                          "\"own\"",
+                          value);
   return 0;
 }
 
@@ -470,12 +507,34 @@ static int create_v2(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts
     return 0;
   }
   cg->v2 = leaf;
-  if (check_empty(leaf, true, err) < 0)
+  if (check_empty(leaf, true, o->cgroup_shared, err) < 0)
     return -1;
   return o->found ? o->found(cg, NULL, o->found_arg, err) : 0;
 }
 
-/* As real root on a legacy or hybrid host: the same path in every v1 controller present. */
+/* Unprivileged on cgroup v1: whether the user can make base/rel (the deepest level of it that
+ * exists is writable) and move init in (its cgroup.procs is): a hierarchy root made such a
+ * sub-tree theirs (chown, as runc's rootless tests do), else the controller is not used. */
+static bool v1_writable(const char *base, const char *rel)
+{
+  cleanup_free char *dir = xasprintf("%s/%s", base, rel);
+  struct stat st;
+  if (stat(dir, &st) == 0) {
+    cleanup_free char *procs = xasprintf("%s/cgroup.procs", dir);
+    return faccessat(AT_FDCWD, dir, W_OK, AT_EACCESS) == 0 &&
+           faccessat(AT_FDCWD, procs, W_OK, AT_EACCESS) == 0;
+  }
+  for (char *slash = strrchr(dir, '/'); slash && slash > dir + strlen(base) - 1;
+       slash = strrchr(dir, '/')) {
+    *slash = '\0';
+    if (stat(dir, &st) == 0)
+      return faccessat(AT_FDCWD, dir, W_OK, AT_EACCESS) == 0;
+  }
+  return false;
+}
+
+/* On a legacy or hybrid host: the same path in every v1 controller present; for an
+ * unprivileged user only in those where that path is theirs to write (v1_writable). */
 static int create_v1(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts *m,
                      const struct own *w, const char *rel, bool absolute, struct rrt_cgroup *cg,
                      struct rrt_error *err)
@@ -492,11 +551,16 @@ static int create_v1(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts
         absolute ? xstrdup(m->v1_mnt[i]) : rrt_cg_dir_of(m->v1_mnt[i], m->v1_root[i], w->v1[i]);
     if (!base)
       continue;
+    if (!o->privileged && !v1_writable(base, rel)) {
+      rrt_debug("cgroup: %s/%s is not writable by this user: no %s controller", base, rel,
+                v1_names[i]);
+      continue;
+    }
     if (o->found && announce(o, cg, base, rel, err) < 0)
       return -1;
     if (mkdir_levels(base, rel, false, i == RRT_CG_CPUSET, &cg->v1[i], &cg->made_v1[i], err) < 0)
       return rrt_error_wrap(err, "cgroup %s", v1_names[i]);
-    if (check_empty(cg->v1[i], false, err) < 0 ||
+    if (check_empty(cg->v1[i], false, o->cgroup_shared, err) < 0 ||
         (o->found && o->found(cg, NULL, o->found_arg, err) < 0))
       return -1;
   }
@@ -531,7 +595,7 @@ static int without_cgroup(const struct rrt_cgroup_opts *o, const char *why, stru
                           "linux.resources.devices: the device rules cannot be enforced: %s", why);
   if (!o->has_limits)
     return 0;
-  struct rrt_cgroup none = {0};
+  struct rrt_cgroup none = {.limits_warn = o->limits_warn};
   if (rrt_cgroup_update(&none, o->resources_json, false, err) < 0)
     return rrt_error_wrap(err, "linux.resources (%s)", why);
   return 0;
@@ -552,7 +616,9 @@ static int create_cgroupfs(const struct rrt_cgroup_opts *o, struct rrt_cgroup *c
   own_read(&w);
   cleanup_free char *why = NULL;
   int r = create_v2(o, &m, &w, rel, absolute, cg, &why, err);
-  if (r == 0 && o->privileged)
+  /* Unprivileged, cgroup v1 only where a path was given: the user's own cgroup in a v1
+   * hierarchy is never theirs to write. */
+  if (r == 0 && (o->privileged || o->path))
     r = create_v1(o, &m, &w, rel, absolute, cg, err);
   if (r == 0 && !cg->v2 && !any_v1(cg))
     r = without_cgroup(o, why ? why : "no cgroup hierarchy is mounted here", err);
@@ -588,6 +654,7 @@ int rrt_cgroup_create(const struct rrt_cgroup_opts *o, pid_t init, struct rrt_cg
                       struct rrt_error *err)
 {
   memset(cg, 0, sizeof(*cg));
+  cg->limits_warn = o->limits_warn;
   if (o->disabled) {
     rrt_debug("cgroup: --cgroup-manager disabled: the container gets no cgroup");
     if (o->has_limits)

@@ -16,6 +16,8 @@
 /* One write: dir/file <- value. */
 struct write {
   char *field, *dir, *file, *value;
+  char *old;    /* the file's text before the write, to restore on a later failure */
+  bool written; /* the write was made */
 };
 
 struct plan {
@@ -95,7 +97,8 @@ static void add(struct plan *p, const char *field, struct target t, const char *
     p->cap = p->cap ? p->cap * 2 : 8;
     p->w = xrealloc(p->w, p->cap * sizeof(*p->w));
   }
-  p->w[p->n++] = (struct write){xstrdup(field), xstrdup(dir), xstrdup(file), xstrdup(value)};
+  p->w[p->n++] =
+      (struct write){xstrdup(field), xstrdup(dir), xstrdup(file), xstrdup(value), NULL, false};
 }
 
 /* Whether add() could write t: its controller and file exist for the container. */
@@ -106,14 +109,84 @@ static bool can_write(const struct plan *p, struct target t)
   return t.v2file && p->cg->v2 && rrt_cg_has(p->cg->v2, t.v2file);
 }
 
-/* A value that asks for no limit (the kernel's default: unlimited, no quota) is not a limit that
- * "cannot be applied" where the controller is missing: there is nothing to enforce. Engines pass
- * them for every container (rootless podman: pids.limit -1), so only a real limit is an error. */
-static void add_or_default(struct plan *p, bool is_default, const char *field, struct target t,
-                           const char *v1value, const char *v2value)
+/*
+ * What a linux.resources value asks for, decided here once for every resource. Engines send some
+ * members with every container: Docker "blockIO.weight": 0 and "cpu.shares": 0 ("not set", as
+ * runc, crun and the kernel read them), ctr "cpu.shares": 1024 (the kernel's default), podman
+ * "pids.limit": -1, the containerd shim "cpu.period"/"cpu.quota" 0 on update ("unchanged").
+ * field is the config path without the "linux.resources." prefix and without an index.
+ */
+enum rrt_cg_ask rrt_cgroup_asks(const char *field, const char *value)
 {
-  if (is_default && !can_write(p, t)) {
-    rrt_debug("linux.resources.%s: no limit asked, and no controller to write it to", field);
+  static const struct {
+    const char *field;
+    const char *unset;  /* the value meaning "not set": never written */
+    const char *dflt;   /* the kernel's default, written only where the file is */
+    bool negative_dflt; /* any negative number is "no limit" (-1, unlimited) */
+  } table[] = {
+      {"memory.limit", "0", NULL, true},
+      {"memory.reservation", "0", NULL, true},
+      {"memory.swap", "0", NULL, true},
+      {"cpu.shares", "0", "1024", false},
+      {"cpu.quota", "0", NULL, true},
+      {"cpu.period", "0", "100000", false},
+      {"cpu.burst", NULL, "0", false},
+      {"cpu.realtimeRuntime", "0", NULL, false},
+      {"cpu.realtimePeriod", "0", NULL, false},
+      {"cpu.cpus", "", NULL, false},
+      {"cpu.mems", "", NULL, false},
+      {"cpu.idle", NULL, "0", false},
+      {"blockIO.weight", "0", NULL, false},
+      {"blockIO.leafWeight", "0", NULL, false},
+      {"blockIO.weightDevice", "0", NULL, false},
+      {"blockIO.throttleReadBpsDevice", NULL, "0", false},
+      {"blockIO.throttleWriteBpsDevice", NULL, "0", false},
+      {"blockIO.throttleReadIOPSDevice", NULL, "0", false},
+      {"blockIO.throttleWriteIOPSDevice", NULL, "0", false},
+      /* config-linux.md: 0 is a valid pids limit and SHOULD be treated as such; -1 is none. */
+      {"pids.limit", NULL, NULL, true},
+      {"network.classID", "0", NULL, false},
+  };
+  if (!value)
+    return RRT_CG_UNSET;
+  for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+    if (strcmp(table[i].field, field) != 0)
+      continue;
+    if (table[i].unset && strcmp(value, table[i].unset) == 0)
+      return RRT_CG_UNSET;
+    if (table[i].dflt && strcmp(value, table[i].dflt) == 0)
+      return RRT_CG_DEFAULT;
+    if (table[i].negative_dflt && value[0] == '-' && value[1] >= '1' && value[1] <= '9')
+      return RRT_CG_DEFAULT;
+    return RRT_CG_LIMIT;
+  }
+  return RRT_CG_LIMIT;
+}
+
+int rrt_cgroup_limits_mode(const char *value, bool *warn, struct rrt_error *err)
+{
+  *warn = value && strcmp(value, "warn") == 0;
+  if (value && !*warn && strcmp(value, "error") != 0)
+    return rrt_error_msgf(err, EINVAL,
+                          "annotations." RRT_LIMITS_ANNOTATION ": \"%s\": expected \"warn\" or "
+                          "\"error\"",
+                          value);
+  return 0;
+}
+
+/* A value by what it asks for: "not set" is never written, a kernel default only where its file
+ * is (nothing to enforce where the controller or file is missing), a limit always (a limit that
+ * cannot be applied is a problem). ask_field: field without an index, as rrt_cgroup_asks wants. */
+static void want(struct plan *p, const char *ask_field, const char *ask_value, const char *field,
+                 struct target t, const char *v1value, const char *v2value)
+{
+  enum rrt_cg_ask a = rrt_cgroup_asks(ask_field, ask_value);
+  if (a == RRT_CG_UNSET) {
+    rrt_debug("linux.resources.%s: %s means not set, nothing written", field, ask_value);
+    return;
+  }
+  if (a == RRT_CG_DEFAULT && !can_write(p, t)) {
+    rrt_debug("linux.resources.%s: the kernel's default, and no file to write it to", field);
     return;
   }
   add(p, field, t, v1value, v2value);
@@ -158,15 +231,15 @@ static int plan_memory(struct plan *p, json_object *mem, struct rrt_error *err)
     return -1;
   if (has_limit) {
     cleanup_free char *a = xasprintf("%lld", limit), *b = v2_limit(limit);
-    add_or_default(p, limit < 0, "memory.limit",
-                   (struct target){RRT_CG_MEMORY, "memory.limit_in_bytes", "memory.max"}, a, b);
+    want(p, "memory.limit", a, "memory.limit",
+         (struct target){RRT_CG_MEMORY, "memory.limit_in_bytes", "memory.max"}, a, b);
   }
   if ((r = int_member(mem, "reservation", "memory.reservation", &v, err)) < 0)
     return -1;
   if (r) {
     cleanup_free char *a = xasprintf("%lld", v), *b = v2_limit(v);
-    add(p, "memory.reservation",
-        (struct target){RRT_CG_MEMORY, "memory.soft_limit_in_bytes", "memory.low"}, a, b);
+    want(p, "memory.reservation", a, "memory.reservation",
+         (struct target){RRT_CG_MEMORY, "memory.soft_limit_in_bytes", "memory.low"}, a, b);
   }
   if ((r = int_member(mem, "swap", "memory.swap", &v, err)) < 0)
     return -1;
@@ -177,9 +250,8 @@ static int plan_memory(struct plan *p, json_object *mem, struct rrt_error *err)
     cleanup_free char *a = xasprintf("%lld", v);
     cleanup_free char *b =
         v < 0 ? xstrdup("max") : xasprintf("%lld", has_limit && limit > 0 ? v - limit : v);
-    add_or_default(p, v < 0, "memory.swap",
-                   (struct target){RRT_CG_MEMORY, "memory.memsw.limit_in_bytes", "memory.swap.max"},
-                   a, b);
+    want(p, "memory.swap", a, "memory.swap",
+         (struct target){RRT_CG_MEMORY, "memory.memsw.limit_in_bytes", "memory.swap.max"}, a, b);
   }
   if ((r = int_member(mem, "swappiness", "memory.swappiness", &v, err)) < 0)
     return -1;
@@ -198,29 +270,61 @@ static int plan_memory(struct plan *p, json_object *mem, struct rrt_error *err)
   return 0;
 }
 
+/* Whether controller c is written through its cgroup v1 hierarchy (else cgroup v2). */
+static bool on_v1(const struct plan *p, enum rrt_cg_v1 c)
+{
+  return p->cg->v1[c] != NULL;
+}
+
+/* cgroup v2 has quota and period in one file, cpu.max: what is not set (0, as the containerd
+ * shim sends on update) keeps the value the file has. */
+static void plan_cpu_max(struct plan *p, long long quota, enum rrt_cg_ask aq, long long period,
+                         enum rrt_cg_ask ap)
+{
+  cleanup_free char *cur = p->cg->v2 ? rrt_cg_read(p->cg->v2, "cpu.max") : NULL;
+  char curq[32] = "max";
+  long long curp = 100000;
+  if (cur && sscanf(cur, "%31s %lld", curq, &curp) < 1)
+    snprintf(curq, sizeof(curq), "max");
+  cleanup_free char *q = aq == RRT_CG_UNSET ? xstrdup(curq)
+                         : quota > 0        ? xasprintf("%lld", quota)
+                                            : xstrdup("max");
+  cleanup_free char *v2 = xasprintf("%s %lld", q, ap == RRT_CG_UNSET ? curp : period);
+  /* Named (and judged) by the member that asks most: a real limit stays one. */
+  bool by_quota =
+      aq == RRT_CG_LIMIT || ap == RRT_CG_UNSET || (aq == RRT_CG_DEFAULT && ap != RRT_CG_LIMIT);
+  cleanup_free char *av = xasprintf("%lld", by_quota ? quota : period);
+  want(p, by_quota ? "cpu.quota" : "cpu.period", av, by_quota ? "cpu.quota" : "cpu.period",
+       (struct target){RRT_CG_CPU, NULL, "cpu.max"}, v2, v2);
+}
+
 static int plan_cpu_quota(struct plan *p, json_object *cpu, struct rrt_error *err)
 {
-  long long quota = -1, period = 100000, burst = 0;
+  long long quota = 0, period = 0, burst = 0;
   int hq, hp, hb;
   if ((hq = int_member(cpu, "quota", "cpu.quota", &quota, err)) < 0 ||
       (hp = int_member(cpu, "period", "cpu.period", &period, err)) < 0 ||
       (hb = int_member(cpu, "burst", "cpu.burst", &burst, err)) < 0)
     return -1;
-  if (hq || hp) {
+  cleanup_free char *qs = xasprintf("%lld", quota), *ps = xasprintf("%lld", period);
+  enum rrt_cg_ask aq = hq ? rrt_cgroup_asks("cpu.quota", qs) : RRT_CG_UNSET;
+  enum rrt_cg_ask ap = hp ? rrt_cgroup_asks("cpu.period", ps) : RRT_CG_UNSET;
+  if (on_v1(p, RRT_CG_CPU)) {
     cleanup_free char *q = xasprintf("%lld", quota > 0 ? quota : -1);
-    cleanup_free char *pe = xasprintf("%lld", period);
-    cleanup_free char *v2 =
-        quota > 0 ? xasprintf("%lld %lld", quota, period) : xasprintf("max %lld", period);
-    /* v1: the period first, so that a quota meant for it is checked against it. */
+    /* The period first, so that a quota meant for it is checked against it. */
     if (hp)
-      add(p, "cpu.period", (struct target){RRT_CG_CPU, "cpu.cfs_period_us", "cpu.max"}, pe, v2);
+      want(p, "cpu.period", ps, "cpu.period",
+           (struct target){RRT_CG_CPU, "cpu.cfs_period_us", NULL}, ps, ps);
     if (hq)
-      add_or_default(p, quota <= 0 && !hp, "cpu.quota",
-                     (struct target){RRT_CG_CPU, "cpu.cfs_quota_us", "cpu.max"}, q, v2);
+      want(p, "cpu.quota", qs, "cpu.quota", (struct target){RRT_CG_CPU, "cpu.cfs_quota_us", NULL},
+           q, q);
+  } else if (aq != RRT_CG_UNSET || ap != RRT_CG_UNSET) {
+    plan_cpu_max(p, quota, aq, period, ap);
   }
   if (hb) {
     cleanup_free char *b = xasprintf("%lld", burst);
-    add(p, "cpu.burst", (struct target){RRT_CG_CPU, "cpu.cfs_burst_us", "cpu.max.burst"}, b, b);
+    want(p, "cpu.burst", b, "cpu.burst",
+         (struct target){RRT_CG_CPU, "cpu.cfs_burst_us", "cpu.max.burst"}, b, b);
   }
   return 0;
 }
@@ -236,8 +340,8 @@ static int plan_cpu(struct plan *p, json_object *cpu, struct rrt_error *err)
     long long w = v <= 0 ? 100 : 1 + ((v - 2) * 9999) / 262142;
     cleanup_free char *a = xasprintf("%lld", v);
     cleanup_free char *b = xasprintf("%lld", w < 1 ? 1 : w > 10000 ? 10000 : w);
-    add_or_default(p, v == 0, "cpu.shares", (struct target){RRT_CG_CPU, "cpu.shares", "cpu.weight"},
-                   a, b);
+    want(p, "cpu.shares", a, "cpu.shares", (struct target){RRT_CG_CPU, "cpu.shares", "cpu.weight"},
+         a, b);
   }
   if (plan_cpu_quota(p, cpu, err) < 0)
     return -1;
@@ -257,9 +361,27 @@ static int plan_cpu(struct plan *p, json_object *cpu, struct rrt_error *err)
       continue;
     cleanup_free char *field = xasprintf("cpu.%s", plain[i].key);
     const char *s = json_object_get_string(x);
-    add(p, field, plain[i].t, s, s);
+    want(p, field, s, field, plain[i].t, s, s);
   }
   return 0;
+}
+
+/* A weight file: CFQ's blkio.weight and io.weight, or with BFQ (the only weight there is on
+ * kernels >= 5.0 for v1) blkio.bfq.weight and io.bfq.weight, on BFQ's own 1..1000 scale. */
+static struct target weight_target(const struct plan *p, bool device, bool *bfq_v2)
+{
+  struct target t = {RRT_CG_BLKIO, device ? "blkio.weight_device" : "blkio.weight", "io.weight"};
+  const char *v1bfq = device ? "blkio.bfq.weight_device" : "blkio.bfq.weight";
+  const char *d1 = p->cg->v1[RRT_CG_BLKIO];
+  *bfq_v2 = false;
+  if (d1 && !rrt_cg_has(d1, t.v1file) && rrt_cg_has(d1, v1bfq))
+    t.v1file = v1bfq;
+  if (!d1 && p->cg->v2 && !rrt_cg_has(p->cg->v2, t.v2file) &&
+      rrt_cg_has(p->cg->v2, "io.bfq.weight")) {
+    t.v2file = "io.bfq.weight";
+    *bfq_v2 = true;
+  }
+  return t;
 }
 
 /* blockIO device lists: "MAJ:MIN VALUE" lines (v1) or "MAJ:MIN KEY=VALUE" (v2 io.max). */
@@ -277,6 +399,7 @@ static int plan_blkio_devices(struct plan *p, json_object *bio, struct rrt_error
   for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
     json_object *arr = get(bio, lists[i].key);
     size_t n = arr && json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
+    cleanup_free char *ask = xasprintf("blockIO.%s", lists[i].key);
     for (size_t k = 0; k < n; k++) {
       json_object *d = json_object_array_get_idx(arr, k);
       cleanup_free char *field = xasprintf("blockIO.%s[%zu]", lists[i].key, k);
@@ -287,13 +410,15 @@ static int plan_blkio_devices(struct plan *p, json_object *bio, struct rrt_error
         return -1;
       if (!get(d, vk))
         continue; /* a weightDevice entry with only a leafWeight */
+      bool bfq = false;
+      struct target t = lists[i].v2key ? (struct target){RRT_CG_BLKIO, lists[i].v1file, "io.max"}
+                                       : weight_target(p, true, &bfq);
       cleanup_free char *a = xasprintf("%lld:%lld %lld", maj, min, v);
       cleanup_free char *b = lists[i].v2key
                                  ? xasprintf("%lld:%lld %s=%lld", maj, min, lists[i].v2key, v)
                                  : xasprintf("%lld:%lld %lld", maj, min, v);
-      add(p, field,
-          (struct target){RRT_CG_BLKIO, lists[i].v1file, lists[i].v2key ? "io.max" : "io.weight"},
-          a, b);
+      cleanup_free char *vs = xasprintf("%lld", v);
+      want(p, ask, vs, field, t, a, b);
     }
   }
   return 0;
@@ -306,15 +431,19 @@ static int plan_blkio(struct plan *p, json_object *bio, struct rrt_error *err)
   if ((r = int_member(bio, "weight", "blockIO.weight", &v, err)) < 0)
     return -1;
   if (r) {
+    bool bfq = false;
+    struct target t = weight_target(p, false, &bfq);
     cleanup_free char *a = xasprintf("%lld", v);
-    cleanup_free char *b = xasprintf("default %lld", 1 + (v - 10) * 9999 / 990);
-    add(p, "blockIO.weight", (struct target){RRT_CG_BLKIO, "blkio.weight", "io.weight"}, a, b);
+    cleanup_free char *b =
+        bfq ? xasprintf("default %lld", v) : xasprintf("default %lld", 1 + (v - 10) * 9999 / 990);
+    want(p, "blockIO.weight", a, "blockIO.weight", t, a, b);
   }
   if ((r = int_member(bio, "leafWeight", "blockIO.leafWeight", &v, err)) < 0)
     return -1;
   if (r) {
     cleanup_free char *a = xasprintf("%lld", v);
-    add(p, "blockIO.leafWeight", (struct target){RRT_CG_BLKIO, "blkio.leaf_weight", NULL}, a, a);
+    want(p, "blockIO.leafWeight", a, "blockIO.leafWeight",
+         (struct target){RRT_CG_BLKIO, "blkio.leaf_weight", NULL}, a, a);
   }
   return plan_blkio_devices(p, bio, err);
 }
@@ -326,9 +455,9 @@ static int plan_misc(struct plan *p, json_object *res, struct rrt_error *err)
   if ((x = get(get(res, "pids"), "limit"))) {
     if (want_int(x, "pids.limit", &v, err) < 0)
       return -1;
-    cleanup_free char *a = xasprintf("%lld", v <= 0 ? -1 : v), *b = v2_limit(v <= 0 ? -1 : v);
-    add_or_default(p, v <= 0, "pids.limit", (struct target){RRT_CG_PIDS, "pids.max", "pids.max"},
-                   v <= 0 ? "max" : a, b);
+    cleanup_free char *a = xasprintf("%lld", v), *b = v2_limit(v);
+    want(p, "pids.limit", a, "pids.limit", (struct target){RRT_CG_PIDS, "pids.max", "pids.max"}, b,
+         b);
   }
   size_t n = (arr = get(res, "hugepageLimits")) ? json_object_array_length(arr) : 0;
   for (size_t i = 0; i < n; i++) {
@@ -345,7 +474,8 @@ static int plan_misc(struct plan *p, json_object *res, struct rrt_error *err)
   json_object *net = get(res, "network");
   if ((x = get(net, "classID"))) {
     const char *s = json_object_get_string(x);
-    add(p, "network.classID", (struct target){RRT_CG_NET_CLS, "net_cls.classid", NULL}, s, s);
+    want(p, "network.classID", s, "network.classID",
+         (struct target){RRT_CG_NET_CLS, "net_cls.classid", NULL}, s, s);
   }
   n = (arr = get(net, "priorities")) ? json_object_array_length(arr) : 0;
   for (size_t i = 0; i < n; i++) {
@@ -411,34 +541,102 @@ static void plan_free(struct plan *p)
     free(p->w[i].dir);
     free(p->w[i].file);
     free(p->w[i].value);
+    free(p->w[i].old);
   }
   free(p->w);
   free(p->problems);
 }
 
-/* v1 refuses a memory limit above memsw (and memsw below the limit): when one write fails the
- * other goes first. */
+/* "MAJ:MIN" at the start of a device-keyed value, or NULL. */
+static char *device_key(const char *value)
+{
+  size_t n = strcspn(value, " ");
+  return value[n] == ' ' && memchr(value, ':', n) ? xstrndup(value, n) : NULL;
+}
+
+/* What puts a device-keyed file back for a device the old text has no line for. */
+static const char *device_reset(const char *file)
+{
+  if (strcmp(file, "io.max") == 0)
+    return "rbps=max wbps=max riops=max wiops=max";
+  if (strcmp(file, "io.weight") == 0 || strcmp(file, "io.bfq.weight") == 0)
+    return "default";
+  return "0"; /* blkio.throttle.*, blkio.weight_device: 0 removes the rule */
+}
+
+/* Writes w->old back: line by line (multi-line files take one entry a write), only the device a
+ * keyed write changed, memory.oom_control as its oom_kill_disable. */
+static int restore(const struct write *w)
+{
+  if (!w->old)
+    return -1;
+  if (strcmp(w->file, "memory.oom_control") == 0) {
+    const char *k = strstr(w->old, "oom_kill_disable ");
+    return rrt_cg_write(w->dir, w->file, k && k[17] == '1' ? "1" : "0", NULL);
+  }
+  cleanup_free char *key = device_key(w->value);
+  if (key) {
+    size_t n = strlen(key);
+    for (const char *l = w->old; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+      if (strncmp(l, key, n) == 0 && l[n] == ' ') {
+        cleanup_free char *line = xstrndup(l, strcspn(l, "\n"));
+        return rrt_cg_write(w->dir, w->file, line, NULL);
+      }
+    cleanup_free char *reset = xasprintf("%s %s", key, device_reset(w->file));
+    return rrt_cg_write(w->dir, w->file, reset, NULL);
+  }
+  if (!strchr(w->old, '\n'))
+    return rrt_cg_write(w->dir, w->file, w->old, NULL);
+  int r = 0;
+  cleanup_free char *copy = xstrdup(w->old);
+  char *save = NULL;
+  for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+    if (rrt_cg_write(w->dir, w->file, l, NULL) < 0)
+      r = -1;
+  return r;
+}
+
+/* After a failed write: what was written goes back, the last first; v1 refuses a memory limit
+ * above memsw (and memsw below the limit) whatever the order, so a second round retries. */
+static void undo(struct plan *p)
+{
+  for (int round = 0; round < 2; round++)
+    for (size_t i = p->n; i-- > 0;)
+      if (p->w[i].written && restore(&p->w[i]) == 0)
+        p->w[i].written = false;
+  for (size_t i = 0; i < p->n; i++)
+    if (p->w[i].written)
+      rrt_warn("linux.resources.%s: cannot restore %s/%s to its old value", p->w[i].field,
+               p->w[i].dir, p->w[i].file);
+}
+
+/* Every write, or (on a failure) none: each file's old text is read first and written back. */
 static int write_all(struct plan *p, struct rrt_error *err)
 {
+  for (size_t i = 0; i < p->n; i++)
+    p->w[i].old = rrt_cg_read(p->w[i].dir, p->w[i].file);
   for (size_t i = 0; i < p->n; i++) {
     struct write *w = &p->w[i];
-    if (!w->value)
+    if (w->written)
       continue;
     struct rrt_error e = RRT_ERROR_INIT;
-    if (rrt_cg_write(w->dir, w->file, w->value, &e) == 0)
+    if (rrt_cg_write(w->dir, w->file, w->value, &e) == 0) {
+      w->written = true;
       continue;
+    }
     bool retried = false;
     for (size_t j = i + 1; j < p->n && e.errnum == EINVAL && !retried; j++)
       if (strcmp(p->w[j].file, "memory.memsw.limit_in_bytes") == 0 &&
           rrt_cg_write(p->w[j].dir, p->w[j].file, p->w[j].value, NULL) == 0) {
-        free(p->w[j].value);
-        p->w[j].value = NULL;
+        p->w[j].written = true;
         retried = rrt_cg_write(w->dir, w->file, w->value, NULL) == 0;
       }
     if (!retried) {
+      undo(p);
       rrt_error_move(err, &e);
       return rrt_error_wrap(err, "%s", w->field);
     }
+    w->written = true;
     rrt_error_clear(&e);
   }
   return 0;
@@ -471,7 +669,10 @@ int rrt_cgroup_update(const struct rrt_cgroup *cg, const char *resources_json, b
     goto out;
   if ((x = get(res, "unified")) && plan_unified(&p, x, err) < 0)
     goto out;
-  if (p.problems) {
+  if (p.problems && cg->limits_warn) {
+    /* run.oci.rootlessrt.limits=warn: runc's rootless behaviour, what can be applied is. */
+    rrt_warn("linux.resources: not applied (" RRT_LIMITS_ANNOTATION "=warn): %s", p.problems);
+  } else if (p.problems) {
     if (p.hint)
       rrt_error_msgf(err, ENOTSUP, "cannot be applied: %s (%s)", p.problems, p.hint);
     else

@@ -187,20 +187,30 @@ static bool take_int(json_object *o, const char *k, long long *v)
   return true;
 }
 
+/* Whether an integer member asks for anything (rrt_cgroup_asks): a "not set" 0 becomes no
+ * property, so that Docker's zeros and the shim's unchanged period and quota change nothing. */
+static bool asks(const char *field, long long v)
+{
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%lld", v);
+  return rrt_cgroup_asks(field, buf) != RRT_CG_UNSET;
+}
+
 static void memory_props(struct props *p, json_object *mem)
 {
   long long limit = 0, v = 0;
-  bool has_limit = take_int(mem, "limit", &limit);
+  bool has_limit = take_int(mem, "limit", &limit) && asks("memory.limit", limit);
   if (has_limit) {
     cleanup_free char *a = amount(limit);
     prop(p, "MemoryMax=%s", a);
   }
-  if (take_int(mem, "reservation", &v)) {
+  if (take_int(mem, "reservation", &v) && asks("memory.reservation", v)) {
     cleanup_free char *a = amount(v);
     prop(p, "MemoryLow=%s", a);
   }
   /* OCI's swap is memory+swap; MemorySwapMax is the swap alone. */
-  if (has_limit && limit > 0 && member(mem, "swap") && take_int(mem, "swap", &v)) {
+  if (has_limit && limit > 0 && member(mem, "swap") && take_int(mem, "swap", &v) &&
+      asks("memory.swap", v)) {
     cleanup_free char *a = amount(v < 0 ? -1 : v - limit < 0 ? 0 : v - limit);
     prop(p, "MemorySwapMax=%s", a);
   }
@@ -209,21 +219,20 @@ static void memory_props(struct props *p, json_object *mem)
 static void cpu_props(struct props *p, json_object *cpu)
 {
   long long v = 0, quota = 0, period = 100000;
-  if (take_int(cpu, "shares", &v)) {
+  if (take_int(cpu, "shares", &v) && asks("cpu.shares", v)) {
     long long w = v <= 0 ? 100 : 1 + ((v - 2) * 9999) / 262142;
     prop(p, "CPUWeight=%lld", w < 1 ? 1 : w > 10000 ? 10000 : w);
   }
-  bool hp = take_int(cpu, "period", &period);
-  if (take_int(cpu, "quota", &quota) || hp) {
-    if (period <= 0)
-      period = 100000;
-    if (quota > 0)
-      prop(p, "CPUQuotaPerSecUSec=%lld", quota * 1000000 / period);
-    else
-      prop(p, "CPUQuotaPerSecUSec=max");
-    if (hp)
-      prop(p, "CPUQuotaPeriodUSec=%lld", period);
-  }
+  bool hp = take_int(cpu, "period", &period) && asks("cpu.period", period);
+  bool hq = take_int(cpu, "quota", &quota) && asks("cpu.quota", quota);
+  if (!hp)
+    period = 100000;
+  if (hq && quota > 0)
+    prop(p, "CPUQuotaPerSecUSec=%lld", quota * 1000000 / period);
+  else if (hq)
+    prop(p, "CPUQuotaPerSecUSec=max");
+  if (hp)
+    prop(p, "CPUQuotaPeriodUSec=%lld", period);
   static const struct {
     const char *key, *name;
   } lists[] = {{"cpus", "AllowedCPUs"}, {"mems", "AllowedMemoryNodes"}};
@@ -271,10 +280,10 @@ static int split(const char *json, struct props *p, char **rest, struct rrt_erro
   if ((x = member(res, "cpu")))
     cpu_props(p, x);
   if ((x = member(res, "pids")) && take_int(x, "limit", &v)) {
-    cleanup_free char *a = amount(v <= 0 ? -1 : v);
+    cleanup_free char *a = amount(v); /* 0 is a limit of 0 (config-linux.md), -1 none */
     prop(p, "TasksMax=%s", a);
   }
-  if ((x = member(res, "blockIO")) && take_int(x, "weight", &v))
+  if ((x = member(res, "blockIO")) && take_int(x, "weight", &v) && asks("blockIO.weight", v))
     prop(p, "IOWeight=%lld", 1 + (v - 10) * 9999 / 990);
   if ((x = member(res, "unified")) && json_object_is_type(x, json_type_object))
     unified_props(p, x);

@@ -25,6 +25,7 @@ enum {
   OPT_HELP,
   OPT_IGNORED_ARG,
   OPT_IGNORED_FLAG,
+  OPT_KEEP,
 };
 
 static const struct option create_options[] = {
@@ -46,7 +47,7 @@ static const struct option create_options[] = {
     {"help", no_argument, NULL, 'h'},
     /* runc flags engines may pass that have no meaning here. */
     {"no-subreaper", no_argument, NULL, OPT_IGNORED_FLAG},
-    {"keep", no_argument, NULL, OPT_IGNORED_FLAG},
+    {"keep", no_argument, NULL, OPT_KEEP},
     {"criu", required_argument, NULL, OPT_IGNORED_ARG},
     {NULL, 0, NULL, 0},
 };
@@ -130,6 +131,11 @@ static int parse(int argc, char **argv, bool run, struct rrt_create_opts *o, boo
     case 'h':
       *help = true;
       return 0;
+    case OPT_KEEP: /* runc's run --keep: not deleted once it exits */
+      if (!run)
+        return rrt_error_msgf(err, EINVAL, "create: --keep is a flag of run");
+      o->keep = true;
+      break;
     case OPT_IGNORED_ARG:
     case OPT_IGNORED_FLAG:
       break;
@@ -140,6 +146,10 @@ static int parse(int argc, char **argv, bool run, struct rrt_create_opts *o, boo
                             argv[optind - 1], verb);
     }
   }
+  if (o->keep && o->detach)
+    return rrt_error_msgf(err, EINVAL,
+                          "run: --keep and --detach: a detached container is kept until delete "
+                          "already");
   return rrt_cmd_one_id(argc, argv, optind, &o->id, err);
 }
 

@@ -32,7 +32,9 @@ int rrt_cmd_kill(const struct rrt_global *g, int argc, char **argv, struct rrt_e
   const char *id = argv[optind];
   int sig = SIGTERM;
   if (optind + 1 < argc) {
-    sig = rrt_signal_parse(argv[optind + 1]);
+    /* Signal 0 sends nothing: the liveness check engines make (runc, kill(2)). */
+    const char *name = argv[optind + 1];
+    sig = strcmp(name, "0") == 0 ? 0 : rrt_signal_parse(name);
     if (sig < 0)
       return rrt_error_msgf(err, EINVAL, "kill: unknown signal \"%s\"", argv[optind + 1]);
     if (optind + 2 < argc)

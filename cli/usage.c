@@ -15,7 +15,7 @@ const struct rrt_verb_doc rrt_verb_docs[] = {
      "create a container; its init waits, blocked, for `start`"},
     {"start", "start ID", "run the user process of a created container"},
     {"run",
-     "run [create flags] [-d|--detach] ID\n"
+     "run [create flags] [-d|--detach | --keep] ID\n"
      "   or: run [--rm] [-d] [-i] [-t] [--name N] [-e K=V]... [--env-file F]... [-w DIR]\n"
      "       [-u USER[:GROUP]] [-v SRC:DST[:ro]]... [--tmpfs DST[:OPTS]]... [-p P]...\n"
      "       [--network none|host|slirp] [--hostname H] [--read-only] [--entrypoint CMD]\n"
@@ -27,7 +27,8 @@ const struct rrt_verb_doc rrt_verb_docs[] = {
      "create and start; in the foreground, forward signals and exit with the container's status"},
     {"state", "state ID", "print the container's state JSON"},
     {"kill", "kill [-a|--all] ID [SIGNAL]",
-     "send a signal (name with or without SIG, or number; default TERM)"},
+     "send a signal (name with or without SIG, or number; default TERM; 0: only check that "
+     "the container is running)"},
     {"delete", "delete [-f|--force] ID", "delete a stopped container (--force: kill it first)"},
     {"list", "list [-f|--format table|json] [-q|--quiet]", "list containers"},
     {"spec", "spec [--rootless] [-b|--bundle DIR]", "write a default config.json into the bundle"},
@@ -39,7 +40,13 @@ const struct rrt_verb_doc rrt_verb_docs[] = {
     {"ps", "ps [-f|--format table|json] ID", "list the container's processes"},
     {"pause", "pause ID", "freeze every process (cgroup v2 freezer)"},
     {"resume", "resume ID", "thaw a paused container"},
-    {"update", "update [-r|--resources FILE|-] ID", "change the resources of a container"},
+    {"update",
+     "update [-r|--resources FILE|-] ID\n"
+     "     update [--memory B] [--memory-reservation B] [--memory-swap B] [--cpu-share N]\n"
+     "     [--cpu-period US] [--cpu-quota US] [--cpu-rt-period US] [--cpu-rt-runtime US]\n"
+     "     [--cpuset-cpus L] [--cpuset-mems L] [--pids-limit N] [--blkio-weight N] ID",
+     "change the resources of a container, all or nothing (the flags are runc's; B: bytes,\n"
+     "  with k, m, g or t, or -1; 0 leaves a value unchanged, but --pids-limit 0 is a limit)"},
     {"store", "store [--storage DIR] ls | rm NAME...",
      "list (with sizes) or remove what the image store holds: images, layers, containers' "
      "kept changes"},

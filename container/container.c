@@ -418,6 +418,11 @@ static int record_cgroup(const struct rrt_cgroup *cg, const char *pending, void 
 
 static int setup_cgroup(struct create_ctx *c, pid_t init, struct rrt_error *err)
 {
+  bool limits_warn = false, shared = false;
+  if (rrt_cgroup_limits_mode(rrt_spec_annotation(c->spec, RRT_LIMITS_ANNOTATION), &limits_warn,
+                             err) < 0 ||
+      rrt_cgroup_shared_mode(rrt_spec_annotation(c->spec, RRT_CGROUP_ANNOTATION), &shared, err) < 0)
+    return -1;
   const struct rrt_cgroup_opts o = {.id = c->o->id,
                                     .path = c->spec->lnx.cgroups_path,
                                     .resources_json = c->spec->lnx.resources_json,
@@ -425,6 +430,8 @@ static int setup_cgroup(struct create_ctx *c, pid_t init, struct rrt_error *err)
                                     .disabled = c->g->cgroup_disabled,
                                     .systemd = c->g->systemd_cgroup,
                                     .privileged = rrt_host_privileged(),
+                                    .limits_warn = limits_warn,
+                                    .cgroup_shared = shared,
                                     .found = record_cgroup,
                                     .found_arg = c};
   struct rrt_cgroup cg;
@@ -588,6 +595,24 @@ static int send_resolv_conf(struct create_ctx *c, int sync_fd, struct rrt_error 
   return rrt_sync_send_fd(sync_fd, RRT_SYNC_RESOLV, 0, NULL, fd, err);
 }
 
+/* process.oomScoreAdj as real root: written by the runtime into init, blocked and still ours,
+ * since init drops CAP_SYS_RESOURCE (needed to lower it) with the container's capabilities
+ * before it applies its limits; a value the kernel refuses is an error, as with runc. Init's own
+ * write of the same value then passes (the kernel's floor is the value set here). */
+static int set_oom_score_adj(const struct rrt_spec *spec, pid_t init, struct rrt_error *err)
+{
+  if (!spec->process || !spec->process->has_oom_score_adj || !rrt_host_privileged())
+    return 0;
+  cleanup_free char *path = xasprintf("/proc/%d/oom_score_adj", (int)init);
+  cleanup_close int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  char buf[16];
+  int len = snprintf(buf, sizeof(buf), "%d", spec->process->oom_score_adj);
+  if (fd < 0 || rrt_write_all(fd, buf, (size_t)len) < 0)
+    return rrt_error_errno(err, "process.oomScoreAdj: write %d to %s", spec->process->oom_score_adj,
+                           path);
+  return 0;
+}
+
 /* While newuidmap and newgidmap run: the state directory, init's cgroup, the go-ahead with the
  * helpers' pidfds, state.json, and HOOKS_DONE when nothing waits for NS_READY. */
 static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
@@ -599,7 +624,7 @@ static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
   if (rrt_state_record_init(c->dirfd, c->st.pid, c->st.pid_start, err) < 0)
     return in_state_dir(c, err);
   /* Its directories are recorded as they are made (record_cgroup). */
-  if (setup_cgroup(c, init, err) < 0)
+  if (setup_cgroup(c, init, err) < 0 || set_oom_score_adj(c->spec, init, err) < 0)
     return -1;
   if (rrt_notify_start_relay(&c->notify, c->dirfd, init, err) < 0)
     return -1;
@@ -926,9 +951,27 @@ static int run_state_hooks(struct loaded *l, enum rrt_hook_kind kind, const char
   return rrt_hooks_run(l->spec, kind, json, err);
 }
 
+/* A paused container (delete --force): a frozen task never acts on its SIGKILL under the cgroup
+ * v1 freezer, so every process gets it while still frozen (none runs again) and then the
+ * cgroup is thawed for it to be delivered. */
+static void kill_frozen(const struct rrt_state *st)
+{
+  struct rrt_cgroup cg;
+  rrt_cgroup_load(st, &cg);
+  if (rrt_cgroup_exists(&cg) && rrt_cgroup_frozen(&cg)) {
+    size_t n = 0;
+    struct rrt_error e = RRT_ERROR_INIT;
+    if (rrt_cgroup_kill(&cg, SIGKILL, &n, &e) < 0 || rrt_cgroup_freeze(&cg, false, &e) < 0)
+      rrt_warn("container \"%s\": killing it frozen: %s", st->id, rrt_error_msg(&e));
+    rrt_error_clear(&e);
+  }
+  rrt_cgroup_free(&cg);
+}
+
 /* Stops everything of a container and removes its state; poststop last. */
 static int destroy_loaded(struct loaded *l, struct rrt_error *err)
 {
+  kill_frozen(&l->st);
   if (l->st.pid > 0 && !kill_and_wait(l->st.pid, l->st.pid_start, 5000))
     return rrt_error_msgf(err, EBUSY, "container \"%s\": init (pid %d) did not die", l->st.id,
                           l->st.pid);
@@ -1081,7 +1124,7 @@ int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *
   }
   PHASE("container exited");
   rrt_forward_signals_stop();
-  ret = delete_started(&l, err);
+  ret = o->keep ? 0 : delete_started(&l, err);
   PHASE("deleted");
 out:
   loaded_free(&l);
@@ -1175,7 +1218,7 @@ static void signal_all(const struct rrt_state *st, const pid_t *pids, size_t n, 
   rrt_cgroup_load(st, &cg);
   bool has_cg = rrt_cgroup_exists(&cg);
   /* A paused container is held already. */
-  bool hold = sig != SIGKILL && sig != SIGSTOP && sig != SIGCONT && n > 1 &&
+  bool hold = sig != 0 && sig != SIGKILL && sig != SIGSTOP && sig != SIGCONT && n > 1 &&
               !(has_cg && rrt_cgroup_frozen(&cg));
   struct rrt_error e = RRT_ERROR_INIT;
   bool frozen =
@@ -1210,7 +1253,8 @@ int rrt_container_kill(const struct rrt_global *g, const char *id, int sig, bool
     goto out;
   }
   if (strcmp(status, "stopped") == 0) {
-    rrt_error_msgf(err, ESRCH, "container \"%s\" is not running", id);
+    /* containerd's checkKillError and runc's tests match "container not running". */
+    rrt_error_msgf(err, ESRCH, "container \"%s\": container not running (it has stopped)", id);
     goto out;
   }
   if (all) {

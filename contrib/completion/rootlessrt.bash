@@ -37,7 +37,10 @@ _rootlessrt_flags() {
         --user -c --cap --no-new-privs --preserve-fds --apparmor --process-label -h --help"
       ;;
     ps) echo "-f --format -h --help" ;;
-    update) echo "-r --resources -h --help" ;;
+    update) echo "-r --resources --memory --memory-reservation --memory-swap --cpu-share --cpu-period
+      --cpu-quota --cpu-rt-period --cpu-rt-runtime --cpuset-cpus --cpuset-mems --pids-limit
+      --blkio-weight --kernel-memory --kernel-memory-tcp --l3-cache-schema --mem-bw-schema -h
+      --help" ;;
     store) echo "--storage -h --help" ;;
     check) echo "--json --storage -h --help" ;;
     *) echo "-h --help" ;;
@@ -76,7 +79,10 @@ _rootlessrt_value() { # _rootlessrt_value VERB FLAG CUR (VERB empty: a global fl
     -c | --cap | --cap-add | --cap-drop) words=$_rootlessrt_caps ;;
     --security-opt) words="no-new-privileges seccomp=unconfined label=disable" ;;
     -u | --user | -e | --env | --name | --mtu | --cidr | --preserve-fds | --publish | \
-      --network-opt | --tmpfs | --hostname | --entrypoint | --apparmor | --process-label) ;;
+      --network-opt | --tmpfs | --hostname | --entrypoint | --apparmor | --process-label | \
+      --memory | --memory-reservation | --memory-swap | --cpu-share | --cpu-period | --cpu-quota | \
+      --cpu-rt-period | --cpu-rt-runtime | --cpuset-cpus | --cpuset-mems | --pids-limit | \
+      --blkio-weight | --kernel-memory | --kernel-memory-tcp | --l3-cache-schema | --mem-bw-schema) ;;
     *) return 1 ;;
   esac
   [ -n "$words" ] && mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")

@@ -24,6 +24,8 @@ enum rrt_cg_v1 {
   RRT_CG_HUGETLB,
   RRT_CG_NET_CLS,
   RRT_CG_NET_PRIO,
+  RRT_CG_NAME_SYSTEMD, /* systemd's named hierarchy (no controller): init is put at the path
+                        * there too, as runc and crun do, so systemd sees it apart */
   RRT_CG_V1_N
 };
 
@@ -33,12 +35,37 @@ struct rrt_cgroup {
   char *v1[RRT_CG_V1_N]; /* its directory in each cgroup v1 hierarchy (co-mounted ones share) */
   char *unit;            /* the systemd scope holding it (--systemd-cgroup) */
   bool system_bus;       /* that scope belongs to the system manager, not the user's */
+  bool limits_warn;      /* RRT_LIMITS_ANNOTATION=warn: not recorded, set at each use */
   /* At create only: the topmost directory create itself made for v2 and for each v1 directory,
    * NULL where the directory was there before. A failed create removes what it made, and never
    * kills anything in or removes a cgroup that was there before it. */
   char *made_v2;
   char *made_v1[RRT_CG_V1_N];
 };
+
+/* The annotation that turns a limit that cannot be applied into a warning (value "warn"), as
+ * runc does for rootless containers; without it such a limit fails create and update. */
+#define RRT_LIMITS_ANNOTATION "run.oci.rootlessrt.limits"
+
+/* The annotation that lets a container into a cgroup that already holds processes (value
+ * "shared"), with a warning, as runc 1.1 does on cgroup v1; "own" (the default) refuses it. */
+#define RRT_CGROUP_ANNOTATION "run.oci.rootlessrt.cgroup"
+/* Its value (NULL: absent) as *shared; anything but "shared" or "own" is an error. */
+int rrt_cgroup_shared_mode(const char *value, bool *shared, struct rrt_error *err);
+
+/* The annotation's value (NULL: absent) as *warn; anything but "warn" or "error" is an error. */
+int rrt_cgroup_limits_mode(const char *value, bool *warn, struct rrt_error *err);
+
+/* What a linux.resources value asks for (rrt_cgroup_asks). */
+enum rrt_cg_ask {
+  RRT_CG_UNSET,   /* "not set" as engines mean it (0 shares, 0 weight, 0 period): never written */
+  RRT_CG_DEFAULT, /* the kernel's default (-1 unlimited, 1024 shares): written where its file is,
+                   * and nothing to enforce where it is not */
+  RRT_CG_LIMIT,   /* a limit: one that cannot be applied is an error */
+};
+/* field: "memory.limit", "cpu.shares", "blockIO.weightDevice"... (no index); value: the JSON
+ * value as text ("0", "-1", "" for an empty string). The one place that decides it. */
+enum rrt_cg_ask rrt_cgroup_asks(const char *field, const char *value);
 
 /* What create asks for. */
 struct rrt_cgroup_opts {
@@ -49,6 +76,8 @@ struct rrt_cgroup_opts {
   bool disabled;              /* --cgroup-manager=disabled */
   bool systemd;               /* --systemd-cgroup / --cgroup-manager=systemd */
   bool privileged;            /* real root on the host: v1 controllers, device rules */
+  bool limits_warn;           /* RRT_LIMITS_ANNOTATION=warn */
+  bool cgroup_shared;         /* RRT_CGROUP_ANNOTATION=shared */
   /* Called before each directory of the container's is made (pending: that directory), and as
    * soon as it is known to be its own, made or found empty (pending NULL, cg what is known),
    * before anything is written into it: create records both, so that delete --force finds the

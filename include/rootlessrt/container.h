@@ -31,6 +31,7 @@ struct rrt_create_opts {
   bool no_new_keyring;
   bool detach;         /* run -d */
   bool foreground;     /* run without -d: create + start + wait + delete */
+  bool keep;           /* run --keep: the stopped container stays, for state and delete */
   const char *network; /* --network */
   char **net_opts;     /* --network-opt KEY=VALUE and its shorthands */
   size_t n_net_opts;

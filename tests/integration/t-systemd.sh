@@ -10,7 +10,7 @@
 # rrt-test-as: root
 # shellcheck disable=SC2016
 
-N=25
+N=29
 tool=${RRT_SYSTEMD_USER:-}
 user=${RRT_TEST_USER:-rrt-test}
 if [ "${1:-}" != --inner ]; then
@@ -84,6 +84,12 @@ is "$(status_of "$id")" running "resume thaws it"
 printf '{"memory": {"limit": 134217728}}' >"$T_WORK/u.json"
 run rrt update -r "$T_WORK/u.json" "$id"
 is "$rc:$(show "$unit" MemoryMax)" 0:134217728 "update sets MemoryMax on the unit"
+# docker update --memory through the shim: cpu period and quota 0 (unchanged), Docker's zeros.
+printf '{"memory": {"limit": 100663296}, "cpu": {"period": 0, "quota": 0, "shares": 0},
+  "blockIO": {"weight": 0}}' >"$T_WORK/u2.json"
+run rrt update -r "$T_WORK/u2.json" "$id"
+is "$rc:$(show "$unit" MemoryMax) $(show "$unit" CPUQuotaPerSecUSec) $(show "$unit" CPUWeight)" \
+  "0:100663296 500ms 39" "update with cpu period and quota 0 and Docker's zeros changes MemoryMax only"
 run rrt kill --all "$id" KILL
 wait_status "$id" stopped 10
 is "$(status_of "$id")" stopped "kill --all stops it"

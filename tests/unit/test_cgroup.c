@@ -54,7 +54,7 @@ static void test_v2(void)
   cleanup_free char *w = content(cg.v2, "cpu.weight");
   is_str(mem, "67108864", "memory.limit -> memory.max");
   is_str(swap, "33554432", "memory.swap (memory+swap) -> memory.swap.max (the swap alone)");
-  is_str(pids, "max", "pids.limit 0 -> pids.max max");
+  is_str(pids, "0", "pids.limit 0 -> pids.max 0 (config-linux.md: 0 is a valid limit)");
   is_str(cpu, "50000 100000", "cpu quota and period -> cpu.max");
   is_str(w, "39", "cpu.shares 1024 -> cpu.weight 39");
 
@@ -129,6 +129,156 @@ static void test_v1(void)
   rrt_cgroup_free(&cg);
 }
 
+/* Every resource: which values ask for nothing (never written), the kernel's default (written
+ * only where the file is) or a limit. */
+static void test_asks(void)
+{
+  static const struct {
+    const char *field, *value;
+    enum rrt_cg_ask want;
+  } table[] = {
+      {"memory.limit", "0", RRT_CG_UNSET},
+      {"memory.limit", "-1", RRT_CG_DEFAULT},
+      {"memory.limit", "1048576", RRT_CG_LIMIT},
+      {"memory.reservation", "0", RRT_CG_UNSET},
+      {"memory.reservation", "-1", RRT_CG_DEFAULT},
+      {"memory.reservation", "4096", RRT_CG_LIMIT},
+      {"memory.swap", "0", RRT_CG_UNSET},
+      {"memory.swap", "-1", RRT_CG_DEFAULT},
+      {"memory.swap", "2097152", RRT_CG_LIMIT},
+      {"memory.swappiness", "60", RRT_CG_LIMIT},
+      {"cpu.shares", "0", RRT_CG_UNSET},
+      {"cpu.shares", "1024", RRT_CG_DEFAULT},
+      {"cpu.shares", "512", RRT_CG_LIMIT},
+      {"cpu.quota", "0", RRT_CG_UNSET},
+      {"cpu.quota", "-1", RRT_CG_DEFAULT},
+      {"cpu.quota", "50000", RRT_CG_LIMIT},
+      {"cpu.period", "0", RRT_CG_UNSET},
+      {"cpu.period", "100000", RRT_CG_DEFAULT},
+      {"cpu.period", "50000", RRT_CG_LIMIT},
+      {"cpu.burst", "0", RRT_CG_DEFAULT},
+      {"cpu.burst", "1000", RRT_CG_LIMIT},
+      {"cpu.realtimeRuntime", "0", RRT_CG_UNSET},
+      {"cpu.realtimeRuntime", "950000", RRT_CG_LIMIT},
+      {"cpu.realtimePeriod", "0", RRT_CG_UNSET},
+      {"cpu.realtimePeriod", "1000000", RRT_CG_LIMIT},
+      {"cpu.cpus", "", RRT_CG_UNSET},
+      {"cpu.cpus", "0", RRT_CG_LIMIT},
+      {"cpu.mems", "", RRT_CG_UNSET},
+      {"cpu.mems", "0", RRT_CG_LIMIT},
+      {"cpu.idle", "0", RRT_CG_DEFAULT},
+      {"cpu.idle", "1", RRT_CG_LIMIT},
+      {"blockIO.weight", "0", RRT_CG_UNSET},
+      {"blockIO.weight", "500", RRT_CG_LIMIT},
+      {"blockIO.leafWeight", "0", RRT_CG_UNSET},
+      {"blockIO.leafWeight", "300", RRT_CG_LIMIT},
+      {"blockIO.weightDevice", "0", RRT_CG_UNSET},
+      {"blockIO.weightDevice", "200", RRT_CG_LIMIT},
+      {"blockIO.throttleReadBpsDevice", "0", RRT_CG_DEFAULT},
+      {"blockIO.throttleReadBpsDevice", "1048576", RRT_CG_LIMIT},
+      {"blockIO.throttleWriteBpsDevice", "0", RRT_CG_DEFAULT},
+      {"blockIO.throttleReadIOPSDevice", "0", RRT_CG_DEFAULT},
+      {"blockIO.throttleWriteIOPSDevice", "0", RRT_CG_DEFAULT},
+      {"blockIO.throttleWriteIOPSDevice", "10", RRT_CG_LIMIT},
+      {"pids.limit", "-1", RRT_CG_DEFAULT},
+      {"pids.limit", "0", RRT_CG_LIMIT},
+      {"pids.limit", "100", RRT_CG_LIMIT},
+      {"network.classID", "0", RRT_CG_UNSET},
+      {"network.classID", "1048577", RRT_CG_LIMIT},
+      {"hugepageLimits", "1048576", RRT_CG_LIMIT},
+      {"unified.memory.high", "max", RRT_CG_LIMIT},
+  };
+  static const char *const names[] = {"unset", "default", "limit"};
+  for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+    enum rrt_cg_ask got = rrt_cgroup_asks(table[i].field, table[i].value);
+    ok(got == table[i].want, "%s %s asks: %s (got %s)", table[i].field, table[i].value,
+       names[table[i].want], names[got]);
+  }
+
+  /* What Docker and ctr send with every container, where the host has neither file: root on a
+   * cgroup v1 host without CFQ (no blkio.weight) and a user without a delegated cgroup. */
+  static const char *const blk[] = {"blkio.throttle.read_bps_device", NULL};
+  static const char *const cpu[] = {"cpu.shares", NULL};
+  struct rrt_cgroup cg = {0};
+  cg.v1[RRT_CG_BLKIO] = fake_cgroup("blkio-nocfq", blk);
+  cg.v1[RRT_CG_CPU] = fake_cgroup("cpu-noquota", cpu);
+  struct rrt_error err = RRT_ERROR_INIT;
+  int r = rrt_cgroup_update(&cg,
+                            "{\"blockIO\":{\"weight\":0},\"cpu\":{\"shares\":0,\"quota\":0,"
+                            "\"period\":0,\"cpus\":\"\",\"mems\":\"\"},\"memory\":{\"swap\":0}}",
+                            false, &err);
+  ok(r == 0, "Docker's zeros are no limit, on a host without blkio.weight: %s",
+     r < 0 ? rrt_error_msg(&err) : "ok");
+  rrt_error_clear(&err);
+  cleanup_free char *shares = content(cg.v1[RRT_CG_CPU], "cpu.shares");
+  is_str(shares, "", "and nothing was written for them");
+  r = rrt_cgroup_update(&cg, "{\"blockIO\":{\"weight\":500}}", false, &err);
+  ok(r < 0 && strstr(rrt_error_msg(&err), "blockIO.weight") &&
+         strstr(rrt_error_msg(&err), "blkio.weight does not exist"),
+     "a real weight there is an error naming it: %s", rrt_error_msg(&err));
+  rrt_error_clear(&err);
+  cg.limits_warn = true;
+  r = rrt_cgroup_update(&cg, "{\"blockIO\":{\"weight\":500},\"cpu\":{\"shares\":512}}", false,
+                        &err);
+  shares = (free(shares), content(cg.v1[RRT_CG_CPU], "cpu.shares"));
+  ok(r == 0 && strcmp(shares, "512") == 0,
+     RRT_LIMITS_ANNOTATION "=warn: a warning, and what can be applied is (cpu.shares %s)", shares);
+  rrt_error_clear(&err);
+  cg.limits_warn = false;
+  rrt_cgroup_free(&cg);
+
+  /* BFQ (kernels >= 5.0): blkio.bfq.weight where there is no blkio.weight. */
+  static const char *const bfq[] = {"blkio.bfq.weight", "blkio.bfq.weight_device", NULL};
+  cg.v1[RRT_CG_BLKIO] = fake_cgroup("blkio-bfq", bfq);
+  r = rrt_cgroup_update(&cg, "{\"blockIO\":{\"weight\":300}}", false, &err);
+  cleanup_free char *bw = content(cg.v1[RRT_CG_BLKIO], "blkio.bfq.weight");
+  ok(r == 0 && strcmp(bw, "300") == 0, "blockIO.weight -> blkio.bfq.weight under BFQ (%s)", bw);
+  rrt_error_clear(&err);
+  rrt_cgroup_free(&cg);
+  bool warn = true;
+  ok(rrt_cgroup_limits_mode(NULL, &warn, &err) == 0 && !warn &&
+         rrt_cgroup_limits_mode("warn", &warn, &err) == 0 && warn,
+     "the annotation: absent is error, warn is warn");
+  r = rrt_cgroup_limits_mode("loud", &warn, &err);
+  ok(r < 0 && strstr(rrt_error_msg(&err), RRT_LIMITS_ANNOTATION),
+     "any other value is an error naming the annotation: %s", rrt_error_msg(&err));
+  rrt_error_clear(&err);
+}
+
+/* update: cpu.max keeps what is not set; a failed write puts back what was written. */
+static void test_update_all_or_nothing(void)
+{
+  static const char *const files[] = {"memory.max", "cpu.max", "pids.max", NULL};
+  struct rrt_cgroup cg = {.v2 = fake_cgroup("v2-update", files)};
+  struct rrt_error err = RRT_ERROR_INIT;
+  int r = rrt_cgroup_update(&cg, "{\"cpu\":{\"quota\":20000,\"period\":50000}}", false, &err);
+  is_int(r, 0, "cpu.max set");
+  r = rrt_cgroup_update(&cg, "{\"cpu\":{\"quota\":0,\"period\":0},\"memory\":{\"limit\":1048576}}",
+                        false, &err);
+  cleanup_free char *cpu = content(cg.v2, "cpu.max");
+  ok(r == 0 && strcmp(cpu, "20000 50000") == 0,
+     "quota and period 0 (the shim's \"unchanged\") leave cpu.max as it was: %s", cpu);
+  rrt_error_clear(&err);
+  r = rrt_cgroup_update(&cg, "{\"cpu\":{\"quota\":30000}}", false, &err);
+  cpu = (free(cpu), content(cg.v2, "cpu.max"));
+  ok(r == 0 && strcmp(cpu, "30000 50000") == 0, "a quota alone keeps the period: %s", cpu);
+  rrt_error_clear(&err);
+
+  /* pids.max made a directory: its write fails after memory.max was written. */
+  cleanup_free char *pids = xasprintf("%s/pids.max", cg.v2);
+  unlink(pids);
+  mkdir(pids, 0755);
+  r = rrt_cgroup_update(&cg, "{\"memory\":{\"limit\":2097152},\"pids\":{\"limit\":10}}", false,
+                        &err);
+  cleanup_free char *mem = content(cg.v2, "memory.max");
+  ok(r < 0 && strstr(rrt_error_msg(&err), "pids.limit"), "a failed write fails the update: %s",
+     rrt_error_msg(&err));
+  is_str(mem, "1048576", "and memory.max written before it has its old value again");
+  rrt_error_clear(&err);
+  rmdir(pids);
+  rrt_cgroup_free(&cg);
+}
+
 static void test_none(void)
 {
   struct rrt_cgroup cg = {0};
@@ -162,6 +312,8 @@ int main(void)
   test_v2();
   test_v1();
   test_none();
+  test_asks();
+  test_update_all_or_nothing();
   cleanup_free char *cmd = xasprintf("rm -rf %s", tmpdir);
   if (system(cmd) != 0)
     printf("# cannot remove %s\n", tmpdir);
