@@ -129,8 +129,8 @@ engine() {
 # containerd through its runc shim, as root and rootless under rootlesskit, when containerd is
 # installed (contrib/install-deps.sh installs it as root).
 engine containerd containerd.sh
-# Rootless podman with --cgroup-manager=systemd beside a real systemd --user manager (needs
-# ../shared/tools/systemd-user.sh; skipped with the reason without it).
+# Rootless podman with --cgroup-manager=systemd beside a real systemd --user manager (started by
+# tests/helper/systemd-user.sh; skipped with the reason without podman or systemd).
 engine podman-systemd podman-systemd.sh
 
 if [ "$skip" -gt 0 ]; then
