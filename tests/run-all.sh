@@ -129,6 +129,10 @@ engine() {
 # containerd through its runc shim, as root and rootless under rootlesskit, when containerd is
 # installed (contrib/install-deps.sh installs it as root).
 engine containerd containerd.sh
+# Docker (docker.io's dockerd 20.10, rootful and rootless under dockerd-rootless.sh) with the
+# runtime as its default runtime, when docker.io is installed (contrib/install-deps.sh installs it
+# as root); a time limit per mode, and everything it started is gone after it.
+engine docker docker.sh
 # Rootless podman with --cgroup-manager=systemd beside a real systemd --user manager (started by
 # tests/helper/systemd-user.sh; skipped with the reason without podman or systemd).
 engine podman-systemd podman-systemd.sh
