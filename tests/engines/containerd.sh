@@ -390,10 +390,23 @@ cgroup_checks() {
   ctr_ containers delete m1 >/dev/null 2>&1
 }
 if [ "$mode" != root ]; then
-  skip "--memory-limit and task metrics: as root only here (a rootless user gets no cgroup v1)" 3
+  skip "--memory-limit and task metrics: as root only here (a rootless user gets no cgroup v1)" 2
 else
   cgroup_checks
 fi
+
+# ---------------------------------------------------------------- ctr run's own defaults
+
+# What a user typing `ctr run` gets: cgroupsPath /default/ID and cpu.shares 1024 in every spec
+# (ctr's --cpu-shares default), not the "none" cgroup manager's flags the checks above use. As
+# root the runtime applies them; rootless, in a cgroup tree the user cannot write, the kernel's
+# own default shares are no limit to refuse the container for: it must run. (runc 1.1.5 refuses:
+# "mkdir /sys/fs/cgroup/cpuset/default/r4: permission denied"; this asserts the runtime's own
+# promise, not runc's behaviour.)
+out=$(ctr_ run --runtime io.containerd.runc.v2 --runc-binary "$RRT" --runc-root "$RUNC_ROOT" \
+  --fifo-dir "$W/fifo" --rm "$IMG" r4 sh -c 'echo with-defaults' 2>&1)
+rc=$?
+is "$out/$rc" "with-defaults/0" "run with ctr's defaults (cgroupsPath /default/r4, cpu.shares 1024)"
 
 summary "$mode"
 [ "$N_FAIL" -eq 0 ]
