@@ -27,8 +27,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tap.sh
 source "$here/tap.sh"
 
-# The checks of one mode (29 scenarios, then the leftovers: 4 as root, 3 rootless), for the skips.
-N_ROOT=33 N_ROOTLESS=32
+# The checks of one mode (29 scenarios, then the leftovers: 5 as root, 4 rootless), for the skips.
+N_ROOT=34 N_ROOTLESS=33
 
 # ---------------------------------------------------------------- the outer harness (root)
 
@@ -63,6 +63,13 @@ outer() {
   work=$(mktemp -d /tmp/rrt-docker.XXXXXX) || exit 2
   chmod 0755 "$work"
   links_before=$(link_names)
+  docker_rules_before=$(docker_rules)
+  # dockerd makes /run/docker/plugins whatever its exec root, and the shims /run/containerd/s:
+  # removed after if they were not there before.
+  host_dirs_new=""
+  for c in /run/docker /run/containerd; do
+    [ -e "$c" ] || host_dirs_new="$host_dirs_new $c"
+  done
   trap 'outer_cleanup' EXIT
   trap 'exit 143' TERM INT HUP
   mkdir -p "$work/bin" "$work/root" "$work/rootless"
@@ -93,6 +100,12 @@ outer() {
 }
 
 link_names() { ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | sort; }
+# docker_rules: the host's iptables rules and chains that name Docker (--iptables=false: none).
+docker_rules() {
+  local t
+  command -v iptables >/dev/null 2>&1 || return 0
+  for t in filter nat; do iptables -w 5 -t "$t" -S 2>/dev/null | grep -i docker; done
+}
 
 # run_inner MODE [PREFIX...]: the scenarios of MODE against the daemon at $work/MODE/d.sock, within
 # the time limit; their lines are printed with "MODE: " before them and counted.
@@ -167,6 +180,7 @@ leftover_checks() {
   is_ "$(work_mounts)" "" "$mode: no mount is left under the work directory"
   [ "$mode" = root ] && is_ "$(work_cgroups -mindepth 1)" "" "$mode: no container cgroup is left"
   is_ "$(link_names)" "$links_before" "$mode: no network interface is left"
+  is_ "$(docker_rules)" "$docker_rules_before" "$mode: no iptables rule or chain of Docker's is left"
 }
 is_() { if [ "$1" == "$2" ]; then pass "$3"; else fail "$3" "got:      '$1'" "expected: '$2'"; fi; }
 
@@ -176,7 +190,8 @@ rootful() {
   cat >"$d/daemon.json" <<EOF
 {
   "runtimes": {"rrt": {"path": "$rt_bin"}},
-  "default-runtime": "rrt"
+  "default-runtime": "rrt",
+  "deprecated-key-path": "$d/key.json"
 }
 EOF
   dockerd --config-file "$d/daemon.json" --data-root "$d/data" --exec-root "$d/exec" \
@@ -219,7 +234,8 @@ rootless() {
   cat >"$d/daemon.json" <<EOF
 {
   "runtimes": {"rrt": {"path": "$rt_bin"}},
-  "default-runtime": "rrt"
+  "default-runtime": "rrt",
+  "deprecated-key-path": "$d/key.json"
 }
 EOF
   chown -R "$uid:$gid" "$d"
@@ -264,6 +280,9 @@ outer_cleanup() {
   local cg
   for cg in $(work_cgroups); do
     find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null
+  done
+  for cg in ${host_dirs_new:-}; do
+    [ -d "$cg" ] && find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null
   done
   if [ "${RRT_KEEP:-0}" = 1 ]; then
     echo "docker: work dir kept: $work"
