@@ -40,18 +40,12 @@ gid=$(id -g "$user")
 home=$(getent passwd "$user" | cut -d: -f6)
 cg_parent=$CG_PARENT
 
-umount -l /sys/fs/cgroup 2>/dev/null
-mount -t cgroup2 cgroup2 /sys/fs/cgroup || die "cannot mount cgroup2 on /sys/fs/cgroup"
-mount -t tmpfs -o mode=0755 tmpfs /run/systemd 2>/dev/null ||
-  { mkdir -p /run/systemd && mount -t tmpfs -o mode=0755 tmpfs /run/systemd; } ||
-  die "cannot mount a tmpfs on /run/systemd"
-mkdir /run/systemd/system
-
 cg=/sys/fs/cgroup/$cg_parent
 xdg=""
 mgr=""
 log=${RRT_SD_LOG:-}
 own_log=0
+made_run_systemd=0
 cleanup() {
   if [ -n "$mgr" ]; then
     kill -TERM "$mgr" 2>/dev/null
@@ -82,9 +76,20 @@ cleanup() {
   fi
   [ -n "$xdg" ] && rm -rf "$xdg"
   [ "$own_log" = 1 ] && rm -f "$log"
+  [ "$made_run_systemd" = 1 ] && umount /run/systemd && rmdir /run/systemd
 }
 trap cleanup EXIT
 trap 'exit 143' TERM INT HUP
+
+umount -l /sys/fs/cgroup 2>/dev/null
+mount -t cgroup2 cgroup2 /sys/fs/cgroup || die "cannot mount cgroup2 on /sys/fs/cgroup"
+# A host without /run/systemd gets it back removed (the directory itself is the host's /run's).
+if [ ! -d /run/systemd ]; then
+  mkdir /run/systemd || die "cannot make /run/systemd"
+  made_run_systemd=1
+fi
+mount -t tmpfs -o mode=0755 tmpfs /run/systemd || die "cannot mount a tmpfs on /run/systemd"
+mkdir /run/systemd/system
 
 # USER owns the common ancestor of the manager's cgroup and CMD's: moving CMD's processes into a
 # scope of the manager's (systemd-run --scope) needs that. The script waits in a leaf of root's.
