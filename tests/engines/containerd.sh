@@ -142,10 +142,14 @@ inner_cleanup() {
     kill "$ctrd_pid" 2>/dev/null
     wait "$ctrd_pid" 2>/dev/null
   fi
-  # The pod's parent cgroups (the CRI-shaped checks): the runtime removes only its own leaves.
+  # The parent cgroups: the pod's (the CRI-shaped checks) and ctr's namespace's /default (root
+  # runs with cgroupsPath /default/ID); the runtime removes only its own leaves. An empty
+  # /default only: another containerd's containers may be in theirs.
   local m
+  [ "$mode" = root ] || return 0
   for m in $(awk '$9 ~ /^cgroup2?$/ {print $5}' /proc/self/mountinfo); do
     [ -d "$m/$POD_CG_TOP" ] && find "$m/$POD_CG_TOP" -depth -type d -exec rmdir {} + 2>/dev/null
+    rmdir "$m/default" 2>/dev/null
   done
 }
 POD_CG_TOP=rrt-kubepods-$$
