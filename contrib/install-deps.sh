@@ -53,9 +53,12 @@ fi
 # as root, so an unprivileged build is not stopped by them; without them those checks skip.
 if [ "$(id -u)" -eq 0 ]; then
   # A real systemd user manager for the systemd cgroup driver's tests (t-systemd.sh); rootless
-  # podman and what its scenarios use (tests/podman/podman-check.sh).
+  # podman and what its scenarios use (tests/podman/podman-check.sh: catatonit for --init and
+  # the pod's infra container); dockerd for tests/engines/docker.sh (docker.io pulls in tini as
+  # docker-init, and runc, the suite's reference runtime).
   for pair in containerd:containerd containerd-shim-runc-v2:containerd rootlesskit:rootlesskit \
-    systemctl:systemd podman:podman fuse-overlayfs:fuse-overlayfs; do
+    systemctl:systemd podman:podman fuse-overlayfs:fuse-overlayfs catatonit:catatonit \
+    dockerd:docker.io docker-init:tini runc:runc; do
     have_cmd "${pair%%:*}" || need "${pair#*:}"
   done
   pkg_installed dbus-user-session || need dbus-user-session
@@ -86,8 +89,18 @@ apt-get update -qq >/dev/null || {
   echo "install-deps: apt-get update failed" >&2
   exit 1
 }
+# No package's service may start while installing (docker.io's and containerd's would, where
+# there is no policy): the tests start their own daemons, in directories of their own.
+policy=""
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  policy=/usr/sbin/policy-rc.d
+  printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 0755 "$policy"
+fi
 # shellcheck disable=SC2086 # $missing is a list of package names
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null || {
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+rc=$?
+[ -n "$policy" ] && rm -f "$policy"
+[ "$rc" -eq 0 ] || {
   echo "install-deps: apt-get install $missing failed" >&2
   exit 1
 }

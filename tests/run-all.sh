@@ -132,8 +132,12 @@ engine containerd containerd.sh
 # Kubernetes' CRI: containerd's CRI plugin with the runtime as a handler, driven by the kubelet's
 # calls (tests/engines/cri.py, python3-grpcio), as root.
 engine cri cri.sh
-# Rootless podman with --cgroup-manager=systemd beside a real systemd --user manager (needs
-# ../shared/tools/systemd-user.sh; skipped with the reason without it).
+# Docker (docker.io's dockerd 20.10, rootful and rootless under dockerd-rootless.sh) with the
+# runtime as its default runtime, when docker.io is installed (contrib/install-deps.sh installs it
+# as root); a time limit per mode, and everything it started is gone after it.
+engine docker docker.sh
+# Rootless podman with --cgroup-manager=systemd beside a real systemd --user manager (started by
+# tests/helper/systemd-user.sh; skipped with the reason without podman or systemd).
 engine podman-systemd podman-systemd.sh
 
 if [ "$skip" -gt 0 ]; then

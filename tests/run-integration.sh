@@ -4,7 +4,6 @@
 # limit, and prints the failures, the skips and "integration: N passed, N failed, N skipped".
 #
 # Knobs: RRT_TESTS="t-cli t-errors" runs only those; RRT_TEST_TIMEOUT (300 s per file: t-hooks-fail takes 45 s alone and passed 120 s on a loaded host);
-# RRT_SHARED_TOOLS (../shared/tools) holds systemd-user.sh for t-systemd;
 # RRT_VERBOSE=1 prints every TAP line; RRT_KEEP=1 keeps the work dir; RRT_TEST_USER (rrt-test);
 # RRT_CGROUP_VIEW=unified (root only) runs the tests in a private mount namespace whose
 # /sys/fs/cgroup is a cgroup2 mount (crun refuses a hybrid host layout); RRT_ASAN is passed on.
@@ -144,9 +143,8 @@ run_as_user() {
     RRT="$rrt_bin" PROBE="$work/bin/rrt-probe" TESTS_DIR="$work/tests" SPEC_DIR="$work/spec"
     RRT_ROOT="$root" TMPDIR="$tmp" RRT_ASAN="${RRT_ASAN:-0}"
   )
-  # t-systemd.sh: a real systemd user manager, when the shared tools are beside the repository
-  # (RRT_SHARED_TOOLS names them elsewhere).
-  local sd_user=${RRT_SHARED_TOOLS:-$repo/../shared/tools}/systemd-user.sh
+  # t-systemd.sh: a real systemd user manager, started by the repository's harness.
+  local sd_user=$repo/tests/helper/systemd-user.sh
   [ -x "$sd_user" ] && envs+=(RRT_SYSTEMD_USER="$(readlink -f "$sd_user")" RRT_TEST_USER="$test_user")
   [ -n "${T_SETUP_DIR:-}" ] && envs+=(RRT_ROOT_SETUP="$T_SETUP_DIR")
   [ -n "${T_SETUP_SKIP:-}" ] && envs+=(RRT_ROOT_SETUP_SKIP="$T_SETUP_SKIP")

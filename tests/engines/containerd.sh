@@ -142,7 +142,17 @@ inner_cleanup() {
     kill "$ctrd_pid" 2>/dev/null
     wait "$ctrd_pid" 2>/dev/null
   fi
+  # The parent cgroups: the pod's (the CRI-shaped checks) and ctr's namespace's /default (root
+  # runs with cgroupsPath /default/ID); the runtime removes only its own leaves. An empty
+  # /default only: another containerd's containers may be in theirs.
+  local m
+  [ "$mode" = root ] || return 0
+  for m in $(awk '$9 ~ /^cgroup2?$/ {print $5}' /proc/self/mountinfo); do
+    [ -d "$m/$POD_CG_TOP" ] && find "$m/$POD_CG_TOP" -depth -type d -exec rmdir {} + 2>/dev/null
+    rmdir "$m/default" 2>/dev/null
+  done
 }
+POD_CG_TOP=rrt-kubepods-$$
 trap inner_cleanup EXIT
 
 ctr_() { timeout -k 5 60 ctr --address "$W/c.sock" "$@"; }
@@ -390,10 +400,65 @@ cgroup_checks() {
   ctr_ containers delete m1 >/dev/null 2>&1
 }
 if [ "$mode" != root ]; then
-  skip "--memory-limit and task metrics: as root only here (a rootless user gets no cgroup v1)" 3
+  skip "--memory-limit and task metrics: as root only here (a rootless user gets no cgroup v1)" 2
 else
   cgroup_checks
 fi
+
+# ---------------------------------------------------------------- a CRI-shaped pod (root)
+
+# Kubernetes' CRI cannot be driven from Debian 12's packages (no cri-tools, no CRI protos): the
+# shape of what containerd's CRI plugin sends, through ctr. A sandbox holding the pod's network,
+# IPC and UTS namespaces, then a container joining them, both with cgroupsPath under the pod's
+# parent as the cgroupfs driver makes it (kubepods/besteffort/podUID/ID) and a BestEffort pod's
+# cpu.shares 2.
+pod_checks() {
+  local pod=/$POD_CG_TOP/besteffort/podrrt spid cpid want got path
+  crun_ pod-s -d --cgroup "$pod/pod-s" --cpu-shares 2 -- sleep 1000 >/dev/null 2>&1
+  if ! wait_status pod-s RUNNING; then
+    fail "pod: the sandbox runs" "$(ctr_ task ls 2>&1)" "$(tail -n 5 "$W/containerd.log")"
+    skip "pod: no sandbox" 2
+    return
+  fi
+  pass "pod: the sandbox runs (cgroupsPath $pod/pod-s, cpu.shares 2)"
+  spid=$(task_pid pod-s)
+  crun_ pod-c -d --cgroup "$pod/pod-c" --cpu-shares 2 --with-ns "network:/proc/$spid/ns/net" \
+    --with-ns "ipc:/proc/$spid/ns/ipc" --with-ns "uts:/proc/$spid/ns/uts" -- sleep 999 >/dev/null 2>&1
+  wait_status pod-c RUNNING
+  cpid=$(task_pid pod-c)
+  want=$(readlink "/proc/$spid/ns/net" "/proc/$spid/ns/ipc" "/proc/$spid/ns/uts" 2>&1 | tr '\n' ' ')
+  got=$(readlink "/proc/${cpid:-none}/ns/net" "/proc/${cpid:-none}/ns/ipc" \
+    "/proc/${cpid:-none}/ns/uts" 2>&1 | tr '\n' ' ')
+  is "$got" "$want" "pod: the container joins the sandbox's network, IPC and UTS namespaces"
+  path=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3; exit}' "/proc/${cpid:-none}/cgroup" 2>/dev/null)
+  is "$path $(cat "/sys/fs/cgroup/cpu$path/cpu.shares" 2>&1)" "$pod/pod-c 2" \
+    "pod: the container's cgroup is under the pod's, with cpu.shares 2"
+  local id
+  for id in pod-c pod-s; do
+    ctr_ task kill -s KILL "$id" >/dev/null 2>&1
+    wait_status "$id" STOPPED
+    ctr_ task delete "$id" >/dev/null 2>&1
+    ctr_ containers delete "$id" >/dev/null 2>&1
+  done
+}
+if [ "$mode" != root ]; then
+  skip "pod: as root only here (the pod's cgroups need a writable cgroup v1 tree)" 3
+else
+  pod_checks
+fi
+
+# ---------------------------------------------------------------- ctr run's own defaults
+
+# What a user typing `ctr run` gets: cgroupsPath /default/ID and cpu.shares 1024 in every spec
+# (ctr's --cpu-shares default), not the "none" cgroup manager's flags the checks above use. As
+# root the runtime applies them; rootless, in a cgroup tree the user cannot write, the kernel's
+# own default shares are no limit to refuse the container for: it must run. (runc 1.1.5 refuses:
+# "mkdir /sys/fs/cgroup/cpuset/default/r4: permission denied"; this asserts the runtime's own
+# promise, not runc's behaviour.)
+out=$(ctr_ run --runtime io.containerd.runc.v2 --runc-binary "$RRT" --runc-root "$RUNC_ROOT" \
+  --fifo-dir "$W/fifo" --rm "$IMG" r4 sh -c 'echo with-defaults' 2>&1)
+rc=$?
+is "$out/$rc" "with-defaults/0" "run with ctr's defaults (cgroupsPath /default/r4, cpu.shares 1024)"
 
 summary "$mode"
 [ "$N_FAIL" -eq 0 ]

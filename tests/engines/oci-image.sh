@@ -1,22 +1,26 @@
 #!/bin/bash
-# oci-image.sh OUT.tar NAME [FILE...]: writes an OCI image layout tarball (one uncompressed layer)
-# holding Debian's static busybox at /bin/busybox with a link for every applet, plus each FILE at
-# /bin/<its name>, for `ctr images import`. NAME is the image reference it is imported under;
-# OCI_IMAGE_CMD (JSON) replaces its Cmd, ["sh"].
+# oci-image.sh [--docker] OUT.tar NAME [FILE...]: writes an OCI image layout tarball (one
+# uncompressed layer) holding Debian's static busybox at /bin/busybox with a link for every applet,
+# plus each FILE at /bin/<its name>, for `ctr images import`. NAME is the image reference it is
+# imported under. --docker adds the manifest.json of `docker save` (all Docker 20.10's
+# `docker load` reads), naming the same config and layer blobs. OCI_IMAGE_CMD (JSON) replaces
+# its Cmd, ["sh"].
 set -u
 
 die() {
   echo "oci-image: $*" >&2
   exit 1
 }
-[ $# -ge 2 ] || die "usage: oci-image.sh OUT.tar NAME [FILE...]"
+docker=0
+[ "${1:-}" = --docker ] && docker=1 && shift
+[ $# -ge 2 ] || die "usage: oci-image.sh [--docker] OUT.tar NAME [FILE...]"
 out=$1 name=$2
 shift 2
 [ -x /bin/busybox ] || die "no /bin/busybox (apt-get install busybox-static)"
-/usr/bin/python3 - "$out" "$name" "$@" <<'EOF'
+/usr/bin/python3 - "$docker" "$out" "$name" "$@" <<'EOF'
 import hashlib, io, json, os, subprocess, sys, tarfile
 
-out, name, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
+docker, out, name, extra = sys.argv[1] == "1", sys.argv[2], sys.argv[3], sys.argv[4:]
 applets = subprocess.run(["/bin/busybox", "--list"], capture_output=True, text=True,
                          check=True).stdout.split()
 
@@ -81,4 +85,10 @@ with tarfile.open(out, mode="w") as t:
     for d, data in ((layer_digest, layer), (config_digest, config), (manifest_digest, manifest)):
         regular(t, "blobs/sha256/" + d.split(":")[1], data)
     regular(t, "index.json", index)
+    if docker:
+        regular(t, "manifest.json", json.dumps([{
+            "Config": "blobs/sha256/" + config_digest.split(":")[1],
+            "RepoTags": [name.split("/", 1)[1] if name.startswith("docker.io/") else name],
+            "Layers": ["blobs/sha256/" + layer_digest.split(":")[1]],
+        }]).encode())
 EOF

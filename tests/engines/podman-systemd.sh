@@ -1,15 +1,15 @@
 #!/bin/bash
 # podman-systemd.sh RUNTIME: rootless podman with --cgroup-manager=systemd (a desktop's default)
-# driving RUNTIME next to a real `systemd --user` manager: ../shared/tools/systemd-user.sh starts
+# driving RUNTIME next to a real `systemd --user` manager: tests/helper/systemd-user.sh starts
 # one with its own user bus on a machine whose pid 1 is not systemd. The user and the image are
 # tests/podman/podman-check.sh's (its `setup` is run when the image is missing). Scenarios: run
 # (in a libpod-ID.scope of the user manager), exec, pause/unpause, stats --no-stream, top, stop
 # (the scope gone after rm), --sdnotify=container (READY=1 reaches the caller's NOTIFY_SOCKET).
 #
-# Skipped, with the reason, when not root, when podman, systemd or systemd-user.sh are missing,
-# or when RUNTIME's `features` report no systemd user cgroup driver (RRT_SD_FORCE=1 runs them
-# anyway, e.g. against crun; RRT_SHARED_TOOLS and RRT_PROBE name systemd-user.sh's directory and
-# the rrt-probe elsewhere). Ends with "podman-systemd: N passed, N failed, N skipped".
+# Skipped, with the reason, when not root, when podman or systemd are missing, or when RUNTIME's
+# `features` report no systemd user cgroup driver (RRT_SD_FORCE=1 runs them anyway, e.g. against
+# crun; RRT_PROBE names the rrt-probe elsewhere). Ends with "podman-systemd: N passed, N failed,
+# N skipped".
 # Internal: podman-systemd.sh --inner RUNTIME PROBE runs the scenarios as the user.
 set -u
 export LC_ALL=C
@@ -26,18 +26,16 @@ skip_all() {
 }
 
 outer() {
-  local runtime tools user work
+  local runtime sd_user user work
   runtime=$(readlink -f "$1") || {
     echo "podman-systemd: no runtime $1" >&2
     exit 2
   }
-  tools=${RRT_SHARED_TOOLS:-$(readlink -f "$here/../../../shared/tools" 2>/dev/null)}
+  sd_user=$here/../helper/systemd-user.sh
   [ "$(id -u)" -eq 0 ] || skip_all "needs root to start a systemd user manager"
   command -v podman >/dev/null 2>&1 || skip_all "podman is not installed"
   [ -x /lib/systemd/systemd ] && command -v dbus-daemon >/dev/null 2>&1 ||
     skip_all "systemd and dbus-user-session are not installed"
-  [ -n "$tools" ] && [ -f "$tools/systemd-user.sh" ] ||
-    skip_all "no ../shared/tools/systemd-user.sh beside the repository to start a systemd user manager"
   # Without a systemd driver in the runtime, only --sdnotify=container runs (with cgroupfs).
   local manager=systemd
   if [ "${RRT_SD_FORCE:-0}" != 1 ] &&
@@ -72,7 +70,7 @@ outer() {
   probe=${RRT_PROBE:-$(dirname "$runtime")/rrt-probe}
   [ -x "$probe" ] && install -m 0755 "$probe" "$dir/rrt-probe"
   local out
-  out=$(timeout -k 10 600 bash "$tools/systemd-user.sh" "$user" \
+  out=$(timeout -k 10 600 bash "$sd_user" "$user" \
     bash "$dir/podman-systemd.sh" --inner "$dir/$(basename "$runtime")" "$dir/rrt-probe" "$manager" 2>&1)
   printf '%s\n' "$out" | grep -v '^podman-systemd: [0-9]* passed'
   local line n

@@ -4,8 +4,8 @@
 # (Delegate=yes) holding init in its sub-cgroup "container", the limits become unit properties
 # (checked with `systemctl --user show`), pause/resume/ps/kill --all/update/delete work through it
 # and the scope is gone after delete; without a bus, one warning and the cgroupfs manager. The
-# manager comes from ../shared/tools/systemd-user.sh (as root: it makes a user session for the
-# test user); without it, or not as root, the file skips saying why. This machine's cgroup v2 has
+# manager comes from tests/helper/systemd-user.sh (as root: it makes a user session for the
+# test user); not as root, or without systemd, the file skips saying why. This machine's cgroup v2 has
 # no controllers: limit values are t-cgroup's and t-root-cgroup's, their translation is here.
 # rrt-test-as: root
 # shellcheck disable=SC2016
@@ -18,7 +18,7 @@ if [ "${1:-}" != --inner ]; then
   if [ "$(id -u)" != 0 ]; then
     why="a systemd user manager is started by root (systemd-user.sh); this runs as uid $(id -u)"
   elif [ -z "$tool" ] || [ ! -x "$tool" ]; then
-    why="no ../shared/tools/systemd-user.sh beside the repository to start a systemd user manager"
+    why="no tests/helper/systemd-user.sh (RRT_SYSTEMD_USER) to start a systemd user manager"
   elif [ ! -x /lib/systemd/systemd ] || ! command -v systemctl >/dev/null; then
     why="systemd is not installed (apt-get install systemd dbus-user-session)"
   elif [ ! -x "$(dirname "$RRT")/rootlessrt-systemd" ]; then
