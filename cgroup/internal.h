@@ -8,6 +8,7 @@
 #include "rootlessrt/cgroup.h"
 
 /* Writes value to dir/file (one write, as the kernel wants it). */
+int rrt_cg_v1_index(const char *name); /* a v1 controller's enum rrt_cg_v1, or -1 (fs.c) */
 int rrt_cg_write(const char *dir, const char *file, const char *value, struct rrt_error *err);
 /* dir/file's text without the trailing newline, or NULL. */
 char *rrt_cg_read(const char *dir, const char *file);

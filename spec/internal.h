@@ -18,7 +18,7 @@
 /* Flags of the readers: the member is required, an absolute path, not empty. */
 enum { F_REQ = 1, F_ABS = 2, F_NONEMPTY = 4 };
 
-/* Names of the hook kinds as config.json spells them (spec.c). */
+/* Names of the hook kinds as config.json spells them (names.c). */
 extern const char *const spec_hook_names[RRT_HOOK__COUNT];
 
 /* json.c: paths ("process.args[0]") and typed members; a JSON null reads as absent. */
