@@ -122,7 +122,12 @@ one() { # one RUNTIME ID: run -d, kill, wait for the exit, delete (create, start
     return 1
   }
 }
-for r in "${names[@]}"; do one "$r" "warm-$r" || exit 1; done
+# A runtime that cannot run here at all (runc on a cgroup2 without controllers, given ctr's
+# cpu.shares) is left out of this layout's table, with its error above.
+kept=()
+for r in "${names[@]}"; do one "$r" "warm-$r" && kept+=("$r"); done
+[ "${kept[0]:-}" = rootlessrt ] || exit 1
+names=("${kept[@]}")
 rm -f "$W"/*.log
 for i in $(seq "$n"); do
   for r in "${names[@]}"; do one "$r" "b$i-$r" || exit 1; done
