@@ -409,8 +409,7 @@ static int build_process(const struct rrt_run_image_opts *o, const struct rrt_ru
     return rrt_error_msgf(err, EINVAL, "-w \"%s\": the working directory must be absolute", cwd);
   if (cwd[0] != '/')
     return rrt_error_msgf(err, EINVAL,
-                          "the image's WorkingDir \"%s\" is not absolute (give one with -w)",
-                          cwd);
+                          "the image's WorkingDir \"%s\" is not absolute (give one with -w)", cwd);
   json_object_object_add(proc, "cwd", json_object_new_string(cwd));
   json_object_object_add(proc, "noNewPrivileges", json_object_new_boolean(0));
   json_object_object_del(proc, "rlimits"); /* the caller's, as podman's rootless default */

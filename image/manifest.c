@@ -210,8 +210,7 @@ int rrt_plan_oci(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct 
       break;
     if (depth + 1 >= INDEX_DEPTH) {
       json_object_put(doc);
-      return rrt_error_msgf(err, ELOOP, "%s: indexes nested more than %d deep", what,
-                            INDEX_DEPTH);
+      return rrt_error_msgf(err, ELOOP, "%s: indexes nested more than %d deep", what, INDEX_DEPTH);
     }
     m = pick(doc, NULL, what, err);
   }
