@@ -111,13 +111,19 @@ static int on_commit(void *arg, size_t idx, struct rrt_error *err)
   struct import *im = arg;
   const struct rrt_layer_ref *l = layer_of(im, idx);
   cleanup_free char *final = xasprintf("%s/layers/sha256/%s", im->store, l->hex);
-  if (rename(im->tmp, final) < 0 && errno != EEXIST && errno != ENOTEMPTY)
+  if (rename(im->tmp, final) == 0)
+    return 0;
+  if (errno != EEXIST && errno != ENOTEMPTY)
     return rrt_error_errno(err, "rename %s to %s", im->tmp, final);
-  return 0;
+  /* Another run unpacked the same layer first: its copy is the one kept, ours goes now. */
+  return rrt_remove_tree_userns(im->tmp, err) < 0
+             ? rrt_error_wrap(err, "remove the second copy of layer sha256:%s", l->hex)
+             : 0;
 }
 
-/* STORE/tmp/NAME: what an unpack that was killed left: no process holds its lock any more. */
-static void remove_stale(const char *store)
+/* STORE/tmp/NAME: what an unpack that was killed left: no process holds its lock any more. Run
+ * by every run that reads an image from the store (and by `store ls`), whatever it needs. */
+void rrt_store_remove_stale(const char *store)
 {
   cleanup_free char *dir = xasprintf("%s/tmp", store);
   DIR *d = opendir(dir);
@@ -139,7 +145,7 @@ static void remove_stale(const char *store)
 static int import_fn(void *arg, struct rrt_error *err)
 {
   struct import *im = arg;
-  remove_stale(im->store);
+  rrt_store_remove_stale(im->store);
   cleanup_free char **names = xcalloc(im->n_missing + 1, sizeof(char *));
   for (size_t i = 0; i < im->n_missing; i++)
     names[i] = layer_of(im, i)->path;
@@ -218,8 +224,10 @@ static int import_missing(struct import *im, struct rrt_error *err)
     if (!dup && access(dir, F_OK) < 0)
       im->missing[im->n_missing++] = i;
   }
-  if (im->n_missing == 0)
+  if (im->n_missing == 0) {
+    rrt_store_remove_stale(im->store);
     return 0;
+  }
   if (mkdirs(im->store, err) < 0)
     return -1;
   return rrt_userns_call(import_fn, im, err);
