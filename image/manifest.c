@@ -214,6 +214,10 @@ int rrt_plan_oci(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct 
     }
     m = pick(doc, NULL, what, err);
   }
+  if (!m) {
+    json_object_put(doc);
+    return -1;
+  }
   json_object *cd = NULL;
   json_object_object_get_ex(doc, "config", &cd);
   json_object *cfg = read_blob(s, str_of(cd, "digest"), "config", p->id, err);

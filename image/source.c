@@ -270,7 +270,7 @@ static int count_entries(const struct rrt_src *s, char *const *names, size_t n, 
 
 /* Every blob once before anything is unpacked: a tar holding one layer twice and another not at
  * all is refused with both named, not found out half way through. */
-static int check_set(const struct rrt_src *s, char *const *names, size_t n, struct rrt_error *err)
+int rrt_src_check_set(const struct rrt_src *s, char *const *names, size_t n, struct rrt_error *err)
 {
   if (!s->tar) {
     for (size_t i = 0; i < n; i++) {
@@ -284,22 +284,27 @@ static int check_set(const struct rrt_src *s, char *const *names, size_t n, stru
   cleanup_free size_t *count = xcalloc(n + 1, sizeof(size_t));
   if (count_entries(s, names, n, count, err) < 0)
     return -1;
-  for (size_t i = 0; i < n; i++) {
-    if (count[i] == 0)
-      return rrt_error_msgf(err, ENOENT, "%s: layer %s is missing from the archive", s->path,
-                            strip_dot(names[i]));
-    if (count[i] > 1)
-      return rrt_error_msgf(err, EINVAL, "%s: layer %s is in the archive %zu times", s->path,
-                            strip_dot(names[i]), count[i]);
-  }
+  /* Every problem in the one line: the missing layers, then those present more than once. */
+  cleanup_free char *msg = xstrdup("");
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < n; i++) {
+      if (pass == 0 ? count[i] != 0 : count[i] < 2)
+        continue;
+      char *m = pass == 0 ? xasprintf("%s%slayer %s is missing from the archive", msg,
+                                      *msg ? "; " : "", strip_dot(names[i]))
+                          : xasprintf("%s%slayer %s is in the archive %zu times", msg,
+                                      *msg ? "; " : "", strip_dot(names[i]), count[i]);
+      free(msg);
+      msg = m;
+    }
+  if (*msg)
+    return rrt_error_msgf(err, EINVAL, "%s: %s", s->path, msg);
   return 0;
 }
 
 int rrt_src_stream(const struct rrt_src *s, char *const *names, size_t n,
                    const struct rrt_src_sink *sink, struct rrt_error *err)
 {
-  if (check_set(s, names, n, err) < 0)
-    return -1;
   cleanup_free struct stream *st = xzalloc(sizeof(*st));
   st->on_read = sink->on_read;
   st->arg = sink->arg;
