@@ -257,15 +257,20 @@ int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,
     r = rrt_error_msgf(err, EINVAL, "%s: the image has no layers", path);
   if (r == 0) { /* all of them, also those the store has: the image is what its source holds */
     cleanup_free char **names = xcalloc(plan.n + 1, sizeof(char *));
+    cleanup_free const char **hexes = xcalloc(plan.n + 1, sizeof(char *));
     size_t nn = 0;
     for (size_t i = 0; i < plan.n; i++) {
       bool dup = false;
       for (size_t k = 0; k < nn; k++)
         dup |= strcmp(names[k], plan.layers[i].path) == 0;
-      if (!dup)
-        names[nn++] = plan.layers[i].path;
+      if (dup)
+        continue;
+      /* A layer the store has was verified when it was unpacked; a new one is, now. */
+      cleanup_free char *dir = xasprintf("%s/layers/sha256/%s", store, plan.layers[i].hex);
+      hexes[nn] = access(dir, F_OK) < 0 ? plan.layers[i].hex : NULL;
+      names[nn++] = plan.layers[i].path;
     }
-    r = rrt_src_check_set(&src, names, nn, err);
+    r = rrt_src_check_set(&src, names, hexes, nn, err);
   }
   if (r == 0)
     r = import_missing(&im, err);

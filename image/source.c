@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "digest.h"
 #include "source.h"
 #include "rootlessrt/util.h"
 
@@ -242,9 +243,56 @@ static int with_stream(struct stream *st, const struct rrt_src_sink *sink, size_
   return r;
 }
 
-/* Which of names the tar holds, counted in one pass over its headers (data skipped). */
-static int count_entries(const struct rrt_src *s, char *const *names, size_t n, size_t *count,
-                         struct rrt_error *err)
+/* sha256 of the rest of what read gives into d; -1 on a read error. */
+static int hash_rest(struct rrt_digest *d, la_ssize_t (*rd)(void *, void *, size_t), void *arg)
+{
+  static char buf[1 << 16];
+  la_ssize_t n;
+  while ((n = rd(arg, buf, sizeof(buf))) > 0)
+    rrt_digest_update(d, buf, (size_t)n);
+  return n < 0 ? -1 : 0;
+}
+
+static la_ssize_t read_archive(void *a, void *buf, size_t n)
+{
+  return archive_read_data(a, buf, n);
+}
+
+static la_ssize_t read_fd(void *fdp, void *buf, size_t n)
+{
+  la_ssize_t r;
+  do
+    r = read(*(int *)fdp, buf, n);
+  while (r < 0 && errno == EINTR);
+  return r;
+}
+
+/* The first entry of each of names that hexes[i] names is hashed. */
+struct set_check {
+  char *const *names;
+  const char *const *hexes;
+  size_t n;
+  size_t *count;
+  char *bad; /* the first digest mismatch */
+};
+
+static void hashed(struct set_check *c, size_t i, struct rrt_digest *d, int rr,
+                   const struct rrt_src *s)
+{
+  struct rrt_error e = RRT_ERROR_INIT;
+  cleanup_free char *what = xasprintf("layer %s", strip_dot(c->names[i]));
+  if (c->bad)
+    return;
+  if (rr < 0)
+    c->bad = xasprintf("%s: %s: read error", s->path, what);
+  else if (rrt_digest_check(c->hexes[i], d, what, &e) < 0)
+    c->bad = xstrdup(rrt_error_msg(&e));
+  rrt_error_clear(&e);
+}
+
+/* Which of names the tar holds, counted in one pass over its headers (data skipped but for
+ * the layers to verify). */
+static int count_entries(const struct rrt_src *s, struct set_check *c, struct rrt_error *err)
 {
   struct archive *a = archive_read_new();
   archive_read_support_format_tar(a);
@@ -258,9 +306,15 @@ static int count_entries(const struct rrt_src *s, char *const *names, size_t n, 
   }
   while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK || r == ARCHIVE_WARN) {
     const char *name = entry_name(e);
-    for (size_t i = 0; i < n; i++)
-      if (strcmp(strip_dot(names[i]), name) == 0)
-        count[i]++;
+    for (size_t i = 0; i < c->n; i++) {
+      if (strcmp(strip_dot(c->names[i]), name) != 0)
+        continue;
+      if (c->count[i]++ == 0 && c->hexes && c->hexes[i]) {
+        struct rrt_digest d;
+        rrt_digest_init(&d);
+        hashed(c, i, &d, hash_rest(&d, read_archive, a), s);
+      }
+    }
   }
   if (r != ARCHIVE_EOF)
     rrt_error_msgf(err, EIO, "%s: not a readable tar: %s", s->path, archive_error_string(a));
@@ -268,21 +322,31 @@ static int count_entries(const struct rrt_src *s, char *const *names, size_t n, 
   return r == ARCHIVE_EOF ? 0 : -1;
 }
 
-/* Every blob once before anything is unpacked: a tar holding one layer twice and another not at
- * all is refused with both named, not found out half way through. */
-int rrt_src_check_set(const struct rrt_src *s, char *const *names, size_t n, struct rrt_error *err)
+/* Every blob once, the new ones verified, before anything is unpacked: a tar holding one layer
+ * twice and another not at all is refused with both named, not found out half way through. */
+int rrt_src_check_set(const struct rrt_src *s, char *const *names, const char *const *hexes,
+                      size_t n, struct rrt_error *err)
 {
+  cleanup_free size_t *count = xcalloc(n + 1, sizeof(size_t));
+  struct set_check c = {names, hexes, n, count, NULL};
+  cleanup_free char *bad = NULL;
   if (!s->tar) {
     for (size_t i = 0; i < n; i++) {
-      int fd = open_file(s, names[i], err);
+      cleanup_close int fd = open_file(s, names[i], err);
       if (fd < 0)
         return rrt_error_wrap(err, "layer %zu", i);
-      close(fd);
+      if (hexes && hexes[i]) {
+        struct rrt_digest d;
+        rrt_digest_init(&d);
+        hashed(&c, i, &d, hash_rest(&d, read_fd, &fd), s);
+      }
     }
-    return 0;
+    bad = c.bad;
+    return bad ? rrt_error_msgf(err, EBADMSG, "%s", bad) : 0;
   }
-  cleanup_free size_t *count = xcalloc(n + 1, sizeof(size_t));
-  if (count_entries(s, names, n, count, err) < 0)
+  int r = count_entries(s, &c, err);
+  bad = c.bad;
+  if (r < 0)
     return -1;
   /* Every problem in the one line: the missing layers, then those present more than once. */
   cleanup_free char *msg = xstrdup("");
@@ -299,7 +363,7 @@ int rrt_src_check_set(const struct rrt_src *s, char *const *names, size_t n, str
     }
   if (*msg)
     return rrt_error_msgf(err, EINVAL, "%s: %s", s->path, msg);
-  return 0;
+  return bad ? rrt_error_msgf(err, EBADMSG, "%s", bad) : 0;
 }
 
 int rrt_src_stream(const struct rrt_src *s, char *const *names, size_t n,

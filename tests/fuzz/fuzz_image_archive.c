@@ -1,4 +1,5 @@
-/* fuzz_image_archive.c: libFuzzer harness for an oci-archive or docker-archive over raw bytes: the header pass for index/manifest/config, the plan, the layers checked as a set. */
+/* fuzz_image_archive.c: libFuzzer harness for an oci-archive or docker-archive over raw bytes: the
+ * header pass for index/manifest/config, the plan, the layers checked as a set. */
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,4 +1,5 @@
-/* fuzz_image_unpack.c: libFuzzer harness for a layer (tar, gzip or zstd) over raw bytes, unpacked into a scratch directory. */
+/* fuzz_image_unpack.c: libFuzzer harness for a layer (tar, gzip or zstd) over raw bytes, unpacked
+ * into a scratch directory. */
 #include <stddef.h>
 #include <stdint.h>
 

@@ -139,7 +139,7 @@ static int fuzz_image_archive(const uint8_t *data, size_t size)
       char **names = calloc(p.n + 1, sizeof(char *));
       for (size_t i = 0; i < p.n; i++)
         names[i] = p.layers[i].path;
-      r = rrt_src_check_set(&s, names, p.n, &err);
+      r = rrt_src_check_set(&s, names, NULL, p.n, &err);
       free(names);
     }
     fuzz_check(r, &err);

@@ -119,6 +119,9 @@ if top:
     layers.append(tar(top))
 if kind == "dup-blob":
     layers.append(tar(lambda t: ent(t, "second", data=b"2\n")))
+if kind == "corrupt":  # a new layer, then one whose blob in oci.tar has a byte changed
+    layers.append(tar(lambda t: ent(t, "new-layer", data=b"new\n")))
+    layers.append(tar(lambda t: ent(t, "corrupt", data=b"0123456789\n")))
 
 layout = os.path.join(out, "oci")
 shutil.rmtree(out, ignore_errors=True)
@@ -171,7 +174,10 @@ with tarfile.open(os.path.join(out, "oci.tar"), "w", format=tarfile.PAX_FORMAT) 
         l0, l1 = ("blobs/sha256/" + sha(l) for l in layers)
         names = [n for n in names if n != l0] + [l1]
     for name in names:
-        add(t, name, files[name], realsize[1] if name == realsize[0] else None)
+        data = files[name]
+        if kind == "corrupt" and name == "blobs/sha256/" + sha(layers[-1]):
+            data = data.replace(b"0123456789", b"0123456780")
+        add(t, name, data, realsize[1] if name == realsize[0] else None)
 with tarfile.open(os.path.join(out, "docker.tar"), "w", format=tarfile.PAX_FORMAT) as t:
     lnames = [sha(l) + ".tar" for l in layers]
     for n, l in zip(lnames, layers):
@@ -279,6 +285,13 @@ l1=$(jq -r '.layers[1].digest | sub("sha256:"; "")' "$T_WORK/dup-blob/oci/blobs/
 refused "layer blobs/sha256/$l0 is missing from the archive.*layer blobs/sha256/$l1 is in the archive 2 times" \
   "an oci-archive with one layer twice and one missing (the base layer, in the store already): both named"
 ok "... before anything was unpacked" test ! -e "$STORE/layers/sha256/$l1"
+
+hostile corrupt
+run drun --rm "oci-archive:$T_WORK/corrupt/oci.tar"
+new=$(jq -r '.layers[1].digest | sub("sha256:"; "")' "$T_WORK/corrupt/oci/blobs/sha256/$(jq -r '.manifests[0].digest | sub("sha256:"; "")' "$T_WORK/corrupt/oci/index.json")")
+refused "layer blobs/sha256/[0-9a-f]{64}: digest mismatch: expected sha256:" \
+  "an oci-archive whose top layer does not match its digest: refused"
+ok "... before a layer below it was unpacked into the store" test ! -e "$STORE/layers/sha256/$new"
 
 # ---------------------------------------------------------------- messages
 
