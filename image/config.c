@@ -356,7 +356,7 @@ static int build_user(const struct rrt_run_image_opts *o, const struct rrt_run_p
     uid = p->keep_uid;
     gid = p->keep_gid;
   } else if (u && *u && rrt_run_resolve_user(u, p->image->lowers, &uid, &gid, err) < 0) {
-    return rrt_error_wrap(err, "%s", o->user ? "-u" : "the image's User");
+    return rrt_error_wrap(err, "run: %s: %s", o->ref, o->user ? "-u" : "the image's User");
   }
   json_object *user = json_object_new_object();
   json_object_object_add(user, "uid", json_object_new_int64(uid));
@@ -409,7 +409,9 @@ static int build_process(const struct rrt_run_image_opts *o, const struct rrt_ru
     return rrt_error_msgf(err, EINVAL, "-w \"%s\": the working directory must be absolute", cwd);
   if (cwd[0] != '/')
     return rrt_error_msgf(err, EINVAL,
-                          "the image's WorkingDir \"%s\" is not absolute (give one with -w)", cwd);
+                          "run: %s: the image's WorkingDir \"%s\" is not absolute (give one "
+                          "with -w)",
+                          o->ref, cwd);
   json_object_object_add(proc, "cwd", json_object_new_string(cwd));
   json_object_object_add(proc, "noNewPrivileges", json_object_new_boolean(0));
   json_object_object_del(proc, "rlimits"); /* the caller's, as podman's rootless default */

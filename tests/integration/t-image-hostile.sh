@@ -223,14 +223,14 @@ run drun --rm "oci-archive:$T_WORK/fifo.tar"
 refused "fifo.tar: not a regular file" "a FIFO as the archive: refused at once"
 hostile fifo-passwd
 run drun --rm "oci:$T_WORK/fifo-passwd/oci"
-refused "the image's /etc/passwd \(.*/etc/passwd\): not a regular file" \
+refused "fifo-passwd/oci: the image's User: the image's /etc/passwd \(.*/etc/passwd\): not a regular file" \
   "/etc/passwd a FIFO in the top layer, the image's User a name: refused, no hang"
 
 # ---------------------------------------------------------------- limits
 
 hostile big-passwd
 run drun --rm "oci:$T_WORK/big-passwd/oci"
-refused "the image's /etc/passwd \(.*\) is 4294967296 bytes: more than the 8 MiB limit" \
+refused "big-passwd/oci: the image's User: the image's /etc/passwd \(.*\) is 4294967296 bytes: more than the 8 MiB limit" \
   "a 4 GiB sparse /etc/passwd: refused with the limit named, no abort"
 hostile many-env
 run drun --rm --print-config "oci:$T_WORK/many-env/oci"
@@ -252,11 +252,11 @@ is "$rc:$(jq -c .process.user <<<"$out" 2>/dev/null)" '0:{"uid":4242,"gid":4242}
   "/etc a relative symlink in the top layer over a whited-out /etc: the linked passwd"
 hostile passwd-whiteout
 run drun --rm "oci:$T_WORK/passwd-whiteout/oci"
-refused 'User: user "alice": not in the image.s /etc/passwd' \
+refused 'passwd-whiteout/oci: the image.s User: user "alice": not in the image.s /etc/passwd' \
   "/etc/passwd whited out by the top layer: the user is not found (as podman)"
 hostile passwd-opaque
 run drun --rm "oci:$T_WORK/passwd-opaque/oci"
-refused 'User: user "alice": not in the image.s /etc/passwd' \
+refused 'passwd-opaque/oci: the image.s User: user "alice": not in the image.s /etc/passwd' \
   "/etc opaque in the top layer: the base layer's passwd is hidden"
 run drun --rm -u 0 "oci:$T_WORK/passwd-opaque/oci"
 is "$rc:$out" "0:0" "... a numeric -u still runs"
@@ -265,7 +265,7 @@ run drun --rm "oci:$T_WORK/passwd-eacces/oci"
 if [ "$(id -u)" = 0 ]; then
   skip "as root every layer is readable" 2
 else
-  refused "the image's /etc/passwd \(.*/etc/passwd\): Permission denied" \
+  refused "passwd-eacces/oci: the image's User: the image's /etc/passwd \(.*/etc/passwd\): Permission denied" \
     "/etc/passwd of the top layer unreadable: an error, not the base layer's"
 fi
 
@@ -300,7 +300,7 @@ run drun --rm "oci:$T_WORK/empty-whiteout/oci"
 refused 'entry "etc/.wh.": a whiteout names no file: refused' "an empty whiteout name: named, no stale errno"
 hostile rel-workdir
 run drun --rm "oci:$T_WORK/rel-workdir/oci"
-refused "the image's WorkingDir \"app\" is not absolute" "a relative WorkingDir is the image's, not -w's"
+refused "rel-workdir/oci: the image's WorkingDir \"app\" is not absolute" "a relative WorkingDir is the image's, not -w's"
 hostile nested
 run drun --rm "oci:$T_WORK/nested/oci"
 refused "nested/oci: indexes nested more than 4 deep" "six nested indexes: the depth named"
