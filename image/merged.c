@@ -150,6 +150,13 @@ static void strv_n_free(char **v, size_t n)
   free(v);
 }
 
+/* "8 MiB", or "100 bytes" for a limit that is not whole MiB. */
+static char *limit_str(size_t max)
+{
+  return max >= (1u << 20) && max % (1u << 20) == 0 ? xasprintf("%zu MiB", max >> 20)
+                                                    : xasprintf("%zu bytes", max);
+}
+
 /* Reads the regular file at fd/name, at most max bytes. */
 static int read_bounded(int dirfd, const char *name, const char *shown, const char *where,
                         size_t max, char **data, size_t *len, struct rrt_error *err)
@@ -161,10 +168,10 @@ static int read_bounded(int dirfd, const char *name, const char *shown, const ch
     return rrt_error_errno(err, "the image's %s (%s)", shown, where);
   if (!S_ISREG(st.st_mode))
     return rrt_error_msgf(err, EINVAL, "the image's %s (%s): not a regular file", shown, where);
+  cleanup_free char *lim = limit_str(max);
   if ((unsigned long long)st.st_size > max)
-    return rrt_error_msgf(err, EFBIG,
-                          "the image's %s (%s) is %lld bytes: more than the %zu MiB limit", shown,
-                          where, (long long)st.st_size, max >> 20);
+    return rrt_error_msgf(err, EFBIG, "the image's %s (%s) is %lld bytes: more than the %s limit",
+                          shown, where, (long long)st.st_size, lim);
   char *buf = xmalloc(max + 2);
   size_t n = 0;
   for (;;) {
@@ -180,8 +187,8 @@ static int read_bounded(int dirfd, const char *name, const char *shown, const ch
   }
   if (n > max) {
     free(buf);
-    return rrt_error_msgf(err, EFBIG, "the image's %s (%s): more than the %zu MiB limit", shown,
-                          where, max >> 20);
+    return rrt_error_msgf(err, EFBIG, "the image's %s (%s): more than the %s limit", shown, where,
+                          lim);
   }
   buf[n] = '\0';
   *data = buf;
