@@ -62,7 +62,7 @@ static int step(char *const *lowers, const struct mdir *d, const char *dpath, co
 {
   *f = (struct found){ABSENT, 0};
   out->n = d->n;
-  out->fds = xcalloc(d->n, sizeof(int));
+  out->fds = xcalloc(d->n + 1, sizeof(int));
   for (size_t i = 0; i < d->n; i++)
     out->fds[i] = -1;
   for (size_t i = 0; i < d->n; i++) {
@@ -102,7 +102,9 @@ static int open_mdir(char *const *lowers, size_t nl, char **comps, size_t n, str
                      char **dpath, struct rrt_error *err)
 {
   d->n = nl;
-  d->fds = xcalloc(nl, sizeof(int));
+  d->fds = xcalloc(nl + 1, sizeof(int));
+  for (size_t i = 0; i < nl; i++)
+    d->fds[i] = -1;
   for (size_t i = 0; i < nl; i++) {
     d->fds[i] = open(lowers[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (d->fds[i] < 0)
