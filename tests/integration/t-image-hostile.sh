@@ -173,6 +173,9 @@ with tarfile.open(os.path.join(out, "oci.tar"), "w", format=tarfile.PAX_FORMAT) 
     if kind == "dup-blob":  # the second layer twice, the base layer not at all
         l0, l1 = ("blobs/sha256/" + sha(l) for l in layers)
         names = [n for n in names if n != l0] + [l1]
+    if kind == "corrupt":  # the corrupted blob last: the new layer comes first in the tar
+        bad = "blobs/sha256/" + sha(layers[-1])
+        names = [n for n in names if n != bad] + [bad]
     for name in names:
         data = files[name]
         if kind == "corrupt" and name == "blobs/sha256/" + sha(layers[-1]):
