@@ -55,8 +55,15 @@ static int build_args(const struct rrt_run_image_opts *o, const struct rrt_image
   return 0;
 }
 
+/* The environment being built: the array in order, and where each KEY is in it, so building it
+ * stays linear in the number of entries (an image may carry 100,000). */
+struct env {
+  json_object *arr;
+  json_object *where; /* KEY -> index in arr */
+};
+
 /* KEY=VALUE into env, replacing an earlier KEY. A bare KEY takes the caller's value (podman). */
-static void env_set(json_object *env, const char *kv)
+static void env_set(struct env *env, const char *kv)
 {
   const char *eq = strchr(kv, '=');
   cleanup_free char *full = NULL;
@@ -68,18 +75,19 @@ static void env_set(json_object *env, const char *kv)
     kv = full;
     eq = strchr(kv, '=');
   }
-  size_t klen = (size_t)(eq - kv) + 1;
-  for (size_t i = 0; i < json_object_array_length(env); i++) {
-    const char *cur = json_object_get_string(json_object_array_get_idx(env, i));
-    if (strncmp(cur, kv, klen) == 0) {
-      json_object_array_put_idx(env, i, json_object_new_string(kv));
-      return;
-    }
+  cleanup_free char *key = xstrndup(kv, (size_t)(eq - kv));
+  json_object *idx;
+  if (json_object_object_get_ex(env->where, key, &idx)) {
+    json_object_array_put_idx(env->arr, (size_t)json_object_get_int64(idx),
+                              json_object_new_string(kv));
+    return;
   }
-  json_object_array_add(env, json_object_new_string(kv));
+  json_object_object_add(env->where, key,
+                         json_object_new_int64((int64_t)json_object_array_length(env->arr)));
+  json_object_array_add(env->arr, json_object_new_string(kv));
 }
 
-static int env_file(json_object *env, const char *path, struct rrt_error *err)
+static int env_file(struct env *env, const char *path, struct rrt_error *err)
 {
   cleanup_free char *text = NULL;
   if (rrt_read_file(path, &text, NULL, err) < 0)
@@ -100,8 +108,9 @@ static int env_file(json_object *env, const char *path, struct rrt_error *err)
 static int build_env(const struct rrt_run_image_opts *o, const struct rrt_image_config *ic,
                      const char *hostname, json_object *proc, struct rrt_error *err)
 {
-  json_object *env = json_object_new_array();
-  json_object_object_add(proc, "env", env);
+  json_object *arr = json_object_new_array();
+  json_object_object_add(proc, "env", arr);
+  struct env e = {arr, json_object_new_object()}, *env = &e;
   env_set(env, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
   if (o->tty)
     env_set(env, "TERM=xterm");
@@ -110,12 +119,13 @@ static int build_env(const struct rrt_run_image_opts *o, const struct rrt_image_
   for (size_t i = 0; ic->env && ic->env[i]; i++)
     if (strchr(ic->env[i], '='))
       env_set(env, ic->env[i]);
-  for (size_t i = 0; i < o->env_files.n; i++)
-    if (env_file(env, o->env_files.v[i], err) < 0)
-      return -1;
-  for (size_t i = 0; i < o->env.n; i++)
+  int r = 0;
+  for (size_t i = 0; r == 0 && i < o->env_files.n; i++)
+    r = env_file(env, o->env_files.v[i], err);
+  for (size_t i = 0; r == 0 && i < o->env.n; i++)
     env_set(env, o->env.v[i]);
-  return 0;
+  json_object_put(e.where);
+  return r;
 }
 
 static int cap_name(const char *in, char **out, struct rrt_error *err)
@@ -346,7 +356,7 @@ static int build_user(const struct rrt_run_image_opts *o, const struct rrt_run_p
     uid = p->keep_uid;
     gid = p->keep_gid;
   } else if (u && *u && rrt_run_resolve_user(u, p->image->lowers, &uid, &gid, err) < 0) {
-    return rrt_error_wrap(err, "%s", o->user ? "-u" : "the image's User");
+    return rrt_error_wrap(err, "run: %s: %s", o->ref, o->user ? "-u" : "the image's User");
   }
   json_object *user = json_object_new_object();
   json_object_object_add(user, "uid", json_object_new_int64(uid));
@@ -395,8 +405,13 @@ static int build_process(const struct rrt_run_image_opts *o, const struct rrt_ru
   const struct rrt_image_config *ic = &p->image->config;
   json_object_object_add(proc, "terminal", json_object_new_boolean(o->tty));
   const char *cwd = o->workdir ? o->workdir : (ic->workdir && *ic->workdir ? ic->workdir : "/");
-  if (cwd[0] != '/')
+  if (cwd[0] != '/' && o->workdir)
     return rrt_error_msgf(err, EINVAL, "-w \"%s\": the working directory must be absolute", cwd);
+  if (cwd[0] != '/')
+    return rrt_error_msgf(err, EINVAL,
+                          "run: %s: the image's WorkingDir \"%s\" is not absolute (give one "
+                          "with -w)",
+                          o->ref, cwd);
   json_object_object_add(proc, "cwd", json_object_new_string(cwd));
   json_object_object_add(proc, "noNewPrivileges", json_object_new_boolean(0));
   json_object_object_del(proc, "rlimits"); /* the caller's, as podman's rootless default */

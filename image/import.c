@@ -111,13 +111,19 @@ static int on_commit(void *arg, size_t idx, struct rrt_error *err)
   struct import *im = arg;
   const struct rrt_layer_ref *l = layer_of(im, idx);
   cleanup_free char *final = xasprintf("%s/layers/sha256/%s", im->store, l->hex);
-  if (rename(im->tmp, final) < 0 && errno != EEXIST && errno != ENOTEMPTY)
+  if (rename(im->tmp, final) == 0)
+    return 0;
+  if (errno != EEXIST && errno != ENOTEMPTY)
     return rrt_error_errno(err, "rename %s to %s", im->tmp, final);
-  return 0;
+  /* Another run unpacked the same layer first: its copy is the one kept, ours goes now. */
+  return rrt_remove_tree_userns(im->tmp, err) < 0
+             ? rrt_error_wrap(err, "remove the second copy of layer sha256:%s", l->hex)
+             : 0;
 }
 
-/* STORE/tmp/NAME: what an unpack that was killed left: no process holds its lock any more. */
-static void remove_stale(const char *store)
+/* STORE/tmp/NAME: what an unpack that was killed left: no process holds its lock any more. Run
+ * by every run that reads an image from the store (and by `store ls`), whatever it needs. */
+void rrt_store_remove_stale(const char *store)
 {
   cleanup_free char *dir = xasprintf("%s/tmp", store);
   DIR *d = opendir(dir);
@@ -139,7 +145,7 @@ static void remove_stale(const char *store)
 static int import_fn(void *arg, struct rrt_error *err)
 {
   struct import *im = arg;
-  remove_stale(im->store);
+  rrt_store_remove_stale(im->store);
   cleanup_free char **names = xcalloc(im->n_missing + 1, sizeof(char *));
   for (size_t i = 0; i < im->n_missing; i++)
     names[i] = layer_of(im, i)->path;
@@ -218,8 +224,10 @@ static int import_missing(struct import *im, struct rrt_error *err)
     if (!dup && access(dir, F_OK) < 0)
       im->missing[im->n_missing++] = i;
   }
-  if (im->n_missing == 0)
+  if (im->n_missing == 0) {
+    rrt_store_remove_stale(im->store);
     return 0;
+  }
   if (mkdirs(im->store, err) < 0)
     return -1;
   return rrt_userns_call(import_fn, im, err);
@@ -247,6 +255,23 @@ int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,
     r = docker ? rrt_plan_docker(&src, tag, &plan, err) : rrt_plan_oci(&src, tag, &plan, err);
   if (r == 0 && plan.n == 0)
     r = rrt_error_msgf(err, EINVAL, "%s: the image has no layers", path);
+  if (r == 0) { /* all of them, also those the store has: the image is what its source holds */
+    cleanup_free char **names = xcalloc(plan.n + 1, sizeof(char *));
+    cleanup_free const char **hexes = xcalloc(plan.n + 1, sizeof(char *));
+    size_t nn = 0;
+    for (size_t i = 0; i < plan.n; i++) {
+      bool dup = false;
+      for (size_t k = 0; k < nn; k++)
+        dup |= strcmp(names[k], plan.layers[i].path) == 0;
+      if (dup)
+        continue;
+      /* A layer the store has was verified when it was unpacked; a new one is, now. */
+      cleanup_free char *dir = xasprintf("%s/layers/sha256/%s", store, plan.layers[i].hex);
+      hexes[nn] = access(dir, F_OK) < 0 ? plan.layers[i].hex : NULL;
+      names[nn++] = plan.layers[i].path;
+    }
+    r = rrt_src_check_set(&src, names, hexes, nn, err);
+  }
   if (r == 0)
     r = import_missing(&im, err);
   if (r == 0) {

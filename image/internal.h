@@ -38,8 +38,17 @@ struct rrt_run_plan {
 int rrt_run_config(const struct rrt_run_image_opts *o, const struct rrt_run_plan *p, char **json,
                    struct rrt_error *err);
 
+/* A file the runtime reads from the image (/etc/passwd, /etc/group), as the container will see
+ * it: the layers (top first) merged, whiteouts and opaque directories honoured, symlinks followed
+ * across layers against the image's root. A regular file of at most max bytes, read without
+ * blocking; *data is NULL (and 0 returned) when the image has no such file. An unreadable layer,
+ * a non-regular file or one over the limit is an error naming it. */
+int rrt_image_read_file(char *const *lowers, const char *path, size_t max, char **data, size_t *len,
+                        struct rrt_error *err);
+#define RRT_IMAGE_TEXT_MAX (8u << 20) /* /etc/passwd, /etc/group */
+
 /* process.user from -u / the image's User: "uid[:gid]" or names looked up in the image's
- * /etc/passwd and /etc/group (the top layer that has them). */
+ * /etc/passwd and /etc/group (rrt_image_read_file). */
 int rrt_run_resolve_user(const char *spec, char *const *lowers, uid_t *uid, gid_t *gid,
                          struct rrt_error *err);
 
@@ -52,5 +61,8 @@ int rrt_image_open(const char *ref, const char *store, struct rrt_image *img,
  * unpacked into the store (once each, in the user namespace), verified. */
 int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,
                      struct rrt_error *err);
+
+/* Removes what killed unpacks left in STORE/tmp/ (directories no live run holds the lock of). */
+void rrt_store_remove_stale(const char *store);
 
 #endif

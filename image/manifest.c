@@ -13,6 +13,7 @@
 #include "rootlessrt/util.h"
 
 #define REF_NAME "org.opencontainers.image.ref.name"
+#define INDEX_DEPTH 4 /* index.json -> index -> index -> index -> manifest */
 
 /* The image config is read here (rrt_plan_*); open.c frees it with the image. */
 void rrt_image_config_free(struct rrt_image_config *c)
@@ -210,8 +211,8 @@ int rrt_plan_oci(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct 
   if (!doc)
     return rrt_error_wrap(err, "%s", what);
   json_object *m = pick(doc, tag, what, err);
-  /* Nested indexes (a multi-platform image) down to a manifest. */
-  for (int depth = 0; m && depth < 4; depth++) {
+  /* Nested indexes (a multi-platform image) down to a manifest, at most INDEX_DEPTH deep. */
+  for (int depth = 0; m; depth++) {
     json_object *next = read_blob(s, str_of(m, "digest"), "manifest", NULL, err);
     json_object_put(doc);
     doc = next;
@@ -220,6 +221,10 @@ int rrt_plan_oci(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct 
     json_object *ms;
     if (!json_object_object_get_ex(doc, "manifests", &ms))
       break;
+    if (depth + 1 >= INDEX_DEPTH) {
+      json_object_put(doc);
+      return rrt_error_msgf(err, ELOOP, "%s: indexes nested more than %d deep", what, INDEX_DEPTH);
+    }
     m = pick(doc, NULL, what, err);
   }
   if (!m) {

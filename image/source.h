@@ -38,6 +38,11 @@ struct rrt_src_sink {
   int (*commit)(void *arg, size_t idx, struct rrt_error *err); /* once unpacked and verified */
   void *arg;
 };
+/* Every one of names (layer blobs) present once in the source, and each whose hexes[i] is not
+ * NULL (hexes may be NULL) of that sha256: a tar holding one twice or missing one is refused
+ * with each named, before anything is unpacked. */
+int rrt_src_check_set(const struct rrt_src *s, char *const *names, const char *const *hexes,
+                      size_t n, struct rrt_error *err);
 /* Streams each of names (layer blobs) into sink; a tar source is read once, in its order. */
 int rrt_src_stream(const struct rrt_src *s, char *const *names, size_t n,
                    const struct rrt_src_sink *sink, struct rrt_error *err);

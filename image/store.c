@@ -68,6 +68,7 @@ int rrt_store_list(const char *store, struct rrt_error *err)
 {
   (void)err;
   bool any = false;
+  rrt_store_remove_stale(store);
   list_dir(store, "images", "image", &any);
   list_dir(store, "layers/sha256", "layer", &any);
   list_dir(store, "containers", "container", &any);

@@ -14,6 +14,7 @@
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "unpack.h"
 #include "rootlessrt/log.h"
@@ -22,6 +23,67 @@
 
 #define WHITEOUT ".wh."
 #define OPAQUE ".wh..wh..opq"
+
+/* A wide string (what libarchive keeps when neither the locale's form nor UTF-8 converts) as
+ * UTF-8 bytes, malloc'd. */
+static char *utf8_of_wide(const wchar_t *w)
+{
+  size_t n = wcslen(w), k = 0;
+  char *out = xmalloc(4 * n + 1);
+  for (size_t i = 0; i < n; i++) {
+    unsigned long c = (unsigned long)w[i];
+    if (c < 0x80) {
+      out[k++] = (char)c;
+    } else if (c < 0x800) {
+      out[k++] = (char)(0xc0 | (c >> 6));
+      out[k++] = (char)(0x80 | (c & 0x3f));
+    } else if (c < 0x10000) {
+      out[k++] = (char)(0xe0 | (c >> 12));
+      out[k++] = (char)(0x80 | ((c >> 6) & 0x3f));
+      out[k++] = (char)(0x80 | (c & 0x3f));
+    } else {
+      out[k++] = (char)(0xf0 | ((c >> 18) & 0x07));
+      out[k++] = (char)(0x80 | ((c >> 12) & 0x3f));
+      out[k++] = (char)(0x80 | ((c >> 6) & 0x3f));
+      out[k++] = (char)(0x80 | (c & 0x3f));
+    }
+  }
+  out[k] = '\0';
+  return out;
+}
+
+enum which { NAME, SYMLINK, HARDLINK };
+
+/* The entry's name or link target in whichever form libarchive gives it: the locale's (raw
+ * bytes), UTF-8, or wide (a PAX path or a non-UTF-8 name can lack the first); NULL when the
+ * entry has none. *owned holds what must be freed. */
+static const char *entry_str(struct archive_entry *e, enum which w, char **owned)
+{
+  const char *s = w == NAME      ? archive_entry_pathname(e)
+                  : w == SYMLINK ? archive_entry_symlink(e)
+                                 : archive_entry_hardlink(e);
+  if (!s)
+    s = w == NAME      ? archive_entry_pathname_utf8(e)
+        : w == SYMLINK ? archive_entry_symlink_utf8(e)
+                       : archive_entry_hardlink_utf8(e);
+  if (!s) {
+    const wchar_t *ws = w == NAME      ? archive_entry_pathname_w(e)
+                        : w == SYMLINK ? archive_entry_symlink_w(e)
+                                       : archive_entry_hardlink_w(e);
+    if (ws)
+      s = *owned = utf8_of_wide(ws);
+  }
+  return s;
+}
+
+/* The entry's name for messages. */
+static const char *shown(struct archive_entry *e)
+{
+  const char *s = archive_entry_pathname(e);
+  if (!s)
+    s = archive_entry_pathname_utf8(e);
+  return s ? s : "(an entry without a readable name)";
+}
 
 /* The entry's name as components joined by '/': "./a//b/" -> "a/b"; "" is the layer's root.
  * ".." anywhere and absolute names are refused. */
@@ -149,8 +211,8 @@ static int apply_xattrs(int fd, struct archive_entry *e, const char *what, struc
     if (!xattr_wanted(name) || setxattr(path, name, val, size, 0) == 0)
       continue;
     if (errno == ENOSPC || errno == EDQUOT || errno == EIO)
-      return rrt_error_errno(err, "%s: %s: set %s", what, archive_entry_pathname(e), name);
-    rrt_debug("xattr %s on %s: %s", name, archive_entry_pathname(e), strerror(errno));
+      return rrt_error_errno(err, "%s: %s: set %s", what, shown(e), name);
+    rrt_debug("xattr %s on %s: %s", name, shown(e), strerror(errno));
   }
   return 0;
 }
@@ -188,15 +250,14 @@ static int write_data(struct archive *a, int fd, struct archive_entry *e, const 
       if (w < 0 && errno == EINTR)
         continue;
       if (w < 0)
-        return rrt_error_errno(err, "%s: write %s", what, archive_entry_pathname(e));
+        return rrt_error_errno(err, "%s: write %s", what, shown(e));
       p += w, size -= (size_t)w, off += w;
     }
   }
   if (r != ARCHIVE_EOF)
-    return rrt_error_msgf(err, EIO, "%s: %s: %s", what, archive_entry_pathname(e),
-                          archive_error_string(a));
+    return rrt_error_msgf(err, EIO, "%s: %s: %s", what, shown(e), archive_error_string(a));
   if (ftruncate(fd, (off_t)archive_entry_size(e)) < 0)
-    return rrt_error_errno(err, "%s: truncate %s", what, archive_entry_pathname(e));
+    return rrt_error_errno(err, "%s: truncate %s", what, shown(e));
   return 0;
 }
 
@@ -216,27 +277,32 @@ static int whiteout(int pfd, const char *base, const struct rrt_unpack *u, const
   }
   bool is_dir;
   const char *target = base + strlen(WHITEOUT);
-  if (!*target || make_room(pfd, target, false, &is_dir) < 0)
+  if (!*target || strcmp(target, ".") == 0 || strcmp(target, "..") == 0)
+    return rrt_error_msgf(err, EINVAL, "%s: entry \"%s\": a whiteout names no file: refused",
+                          u->what, name);
+  if (make_room(pfd, target, false, &is_dir) < 0)
     return rrt_error_errno(err, "%s: whiteout %s", u->what, name);
   if (mknodat(pfd, target, S_IFCHR | 0, makedev(0, 0)) < 0)
     return rrt_error_errno(err, "%s: whiteout %s (mknod 0:0)", u->what, name);
   return 0;
 }
 
-static int hardlink(int rootfd, int pfd, const char *base, struct archive_entry *e,
+static int hardlink(int rootfd, int pfd, const char *base, const char *link, const char *path,
                     const struct rrt_unpack *u, struct rrt_error *err)
 {
   cleanup_free char *target = NULL;
-  if (clean_path(archive_entry_hardlink(e), u->what, &target, err) < 0)
+  if (clean_path(link, u->what, &target, err) < 0)
     return -1;
+  if (!*target)
+    return rrt_error_msgf(err, EINVAL, "%s: hard link %s to the layer's root: refused", u->what,
+                          path);
   const char *tbase;
   cleanup_close int tfd = open_parent(rootfd, target, &tbase, err);
   if (tfd < 0)
-    return rrt_error_wrap(err, "%s: hard link %s", u->what, archive_entry_pathname(e));
+    return rrt_error_wrap(err, "%s: hard link %s", u->what, path);
   bool is_dir;
   if (make_room(pfd, base, false, &is_dir) < 0 || linkat(tfd, tbase, pfd, base, 0) < 0)
-    return rrt_error_errno(err, "%s: hard link %s to %s", u->what, archive_entry_pathname(e),
-                           archive_entry_hardlink(e));
+    return rrt_error_errno(err, "%s: hard link %s to %s", u->what, path, link);
   return 0;
 }
 
@@ -249,8 +315,8 @@ static int open_entry(int pfd, const char *base, int flags)
 static int one_entry(struct archive *a, struct archive_entry *e, const struct rrt_unpack *u,
                      struct rrt_error *err)
 {
-  cleanup_free char *path = NULL;
-  if (clean_path(archive_entry_pathname(e), u->what, &path, err) < 0)
+  cleanup_free char *path = NULL, *name_owned = NULL, *link_owned = NULL;
+  if (clean_path(entry_str(e, NAME, &name_owned), u->what, &path, err) < 0)
     return -1;
   mode_t type = archive_entry_filetype(e);
   if (!*path) /* the layer's root: its owner and mode */
@@ -261,8 +327,10 @@ static int one_entry(struct archive *a, struct archive_entry *e, const struct rr
     return rrt_error_wrap(err, "%s", u->what);
   if (strncmp(base, WHITEOUT, strlen(WHITEOUT)) == 0)
     return whiteout(pfd, base, u, path, err);
-  if (archive_entry_hardlink(e))
-    return hardlink(u->rootfd, pfd, base, e, u, err);
+  /* A hard link whatever its file type field says (libarchive gives 0 for some PAX ones). */
+  const char *hard = entry_str(e, HARDLINK, &link_owned);
+  if (hard)
+    return hardlink(u->rootfd, pfd, base, hard, path, u, err);
   bool is_dir;
   if (make_room(pfd, base, type == AE_IFDIR, &is_dir) < 0)
     return rrt_error_errno(err, "%s: replace %s", u->what, path);
@@ -278,13 +346,17 @@ static int one_entry(struct archive *a, struct archive_entry *e, const struct rr
     if (fd >= 0 && write_data(a, fd, e, u->what, err) < 0)
       return -1;
     break;
-  case AE_IFLNK:
-    if (symlinkat(archive_entry_symlink(e), pfd, base) < 0)
+  case AE_IFLNK: {
+    const char *target = entry_str(e, SYMLINK, &link_owned);
+    if (!target || !*target)
+      return rrt_error_msgf(err, EINVAL, "%s: symlink %s has no target", u->what, path);
+    if (symlinkat(target, pfd, base) < 0)
       return rrt_error_errno(err, "%s: symlink %s", u->what, path);
     if (fchownat(pfd, base, (uid_t)archive_entry_uid(e), (gid_t)archive_entry_gid(e),
                  AT_SYMLINK_NOFOLLOW) < 0)
       return rrt_error_errno(err, "%s: chown %s", u->what, path);
     return 0;
+  }
   case AE_IFIFO:
     if (mknodat(pfd, base, S_IFIFO | 0600, 0) < 0)
       return rrt_error_errno(err, "%s: mkfifo %s", u->what, path);
@@ -296,9 +368,13 @@ static int one_entry(struct archive *a, struct archive_entry *e, const struct rr
                  ? rrt_error_errno(err, "%s: whiteout %s", u->what, path)
                  : 0;
     /* fallthrough */
-  default:
+  case AE_IFBLK:
+  case AE_IFSOCK:
     rrt_debug("%s: %s: device nodes and sockets are not unpacked", u->what, path);
     return 0;
+  default:
+    return rrt_error_msgf(err, EINVAL, "%s: entry \"%s\" has an unknown file type (0%o)", u->what,
+                          path, (unsigned)type);
   }
   if (fd < 0)
     return rrt_error_errno(err, "%s: create %s", u->what, path);

@@ -1,34 +1,12 @@
 /* user.c: -u and the image's User as numeric ids: names looked up in the image's own
- * /etc/passwd and /etc/group (the top layer that has them, read inside the layer). */
+ * /etc/passwd and /etc/group, as the container sees them (the merged layers). */
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "rootlessrt/util.h"
-
-/* The text of path in the top layer that has it (symlinks resolved inside that layer). */
-static char *read_in_layers(char *const *lowers, const char *path)
-{
-  for (size_t i = 0; lowers && lowers[i]; i++) {
-    cleanup_close int dir = open(lowers[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0)
-      continue;
-    struct open_how how = {.flags = O_RDONLY | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT};
-    cleanup_close int fd = (int)syscall(SYS_openat2, dir, path, &how, sizeof(how));
-    if (fd < 0)
-      continue;
-    char *text = NULL;
-    size_t len;
-    if (rrt_read_fd(fd, &text, &len, NULL) == 0)
-      return text;
-  }
-  return NULL;
-}
 
 /* Field 3 (and 4) of the line whose field 1 is name, or whose field 3 is id when name is NULL. */
 static bool lookup(const char *text, const char *name, unsigned long id, unsigned long *f3,
@@ -65,7 +43,9 @@ int rrt_run_resolve_user(const char *spec, char *const *lowers, uid_t *uid, gid_
   char *grp = strchr(copy, ':');
   if (grp)
     *grp++ = '\0';
-  cleanup_free char *passwd = read_in_layers(lowers, "etc/passwd");
+  cleanup_free char *passwd = NULL;
+  if (rrt_image_read_file(lowers, "/etc/passwd", RRT_IMAGE_TEXT_MAX, &passwd, NULL, err) < 0)
+    return -1;
   unsigned long long n;
   unsigned long u, g = 0;
   bool have_g = false;
@@ -81,7 +61,9 @@ int rrt_run_resolve_user(const char *spec, char *const *lowers, uid_t *uid, gid_
     if (rrt_parse_u64(grp, &n) == 0 && n < 0xffffffffULL) {
       g = (unsigned long)n;
     } else {
-      cleanup_free char *group = read_in_layers(lowers, "etc/group");
+      cleanup_free char *group = NULL;
+      if (rrt_image_read_file(lowers, "/etc/group", RRT_IMAGE_TEXT_MAX, &group, NULL, err) < 0)
+        return -1;
       if (!lookup(group, grp, 0, &g, NULL))
         return rrt_error_msgf(err, ENOENT, "group \"%s\": not in the image's /etc/group", grp);
     }
