@@ -170,7 +170,10 @@ C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 format:
 	clang-format -i $(C_FILES)
 
-lint:
+# The dependency rules (no circle between files, folders only use the layers below them) are
+# checked on the objects themselves: contrib/depcheck.py.
+lint: $(LIB_OBJS) $(CLI_OBJS) $(NET_MAIN_OBJ)
+	@python3 contrib/depcheck.py $(BUILD)/obj
 	@clang-format --dry-run --Werror $(C_FILES)
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 	  --suppress=missingIncludeSystem -Iinclude $(C_FILES)

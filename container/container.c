@@ -1134,42 +1134,6 @@ out:
   return ret;
 }
 
-int rrt_container_pids(pid_t init, pid_t **pids, size_t *n, struct rrt_error *err)
-{
-  char path[64];
-  struct stat ref;
-  snprintf(path, sizeof(path), "/proc/%d/ns/pid", init);
-  if (stat(path, &ref) < 0)
-    return rrt_error_errno(err, "%s", path);
-  size_t cap = 16, count = 0;
-  pid_t *v = xmalloc(cap * sizeof(*v));
-  v[count++] = init;
-  DIR *d = opendir("/proc"); /* glibc opens it O_CLOEXEC */
-  if (!d) {
-    free(v);
-    return rrt_error_errno(err, "open /proc");
-  }
-  struct dirent *de;
-  while ((de = readdir(d))) {
-    unsigned long long p;
-    if (rrt_parse_u64(de->d_name, &p) < 0 || (pid_t)p == init)
-      continue;
-    struct stat st;
-    snprintf(path, sizeof(path), "/proc/%llu/ns/pid", p);
-    if (stat(path, &st) < 0 || st.st_ino != ref.st_ino || st.st_dev != ref.st_dev)
-      continue;
-    if (count == cap) {
-      cap *= 2;
-      v = xrealloc(v, cap * sizeof(*v));
-    }
-    v[count++] = (pid_t)p;
-  }
-  closedir(d);
-  *pids = v;
-  *n = count;
-  return 0;
-}
-
 /* The state letter of /proc/PID/stat ('T' stopped), or 0 when it is gone. */
 static char proc_state(pid_t pid)
 {

@@ -31,6 +31,9 @@ void rrt_live_free(struct rrt_live *l);
  * ps and kill --all. */
 int rrt_live_pids(const struct rrt_state *st, pid_t **pids, size_t *n, struct rrt_error *err);
 
+/* pid is in the same NAME namespace as the caller (/proc/PID/ns/NAME vs /proc/self/ns/NAME). */
+bool rrt_same_ns(pid_t pid, const char *name);
+
 struct rrt_exec_opts {
   const char *id;
   const char *process_file; /* --process; NULL: from the command line */
