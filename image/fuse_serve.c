@@ -45,8 +45,17 @@ static const int keep_caps[] = {CAP_CHOWN,        CAP_DAC_OVERRIDE, CAP_DAC_READ
 
 static __attribute__((noreturn)) void die(int fd, const char *what)
 {
-  dprintf(fd, "E%d %s: %s", errno, what, strerror(errno));
+  int e = errno;
+  dprintf(fd, "E%d %s: %s", e, what, strerror(e));
   _exit(1);
+}
+
+/* In the process that becomes fuse-overlayfs: its stderr says it, as the daemon's own would. */
+static __attribute__((noreturn)) void fail(int fd, const char *what)
+{
+  int e = errno;
+  dprintf(fd, "%s: %s", what, strerror(e));
+  _exit(126);
 }
 
 /* Closes every descriptor but those in keep (which may hold -1). */
@@ -83,59 +92,125 @@ static int make_path(int base, const char *path, bool file)
   }
 }
 
-/* Binds host path src at the same path under FUSE_ROOT, read-only when asked. */
-static int bind_in(int base, const char *src, bool rdonly)
+/* A host path to appear in the daemon's root at the same path: a detached copy of its mount
+ * (taken before the tmpfs covers FUSE_ROOT, where the layers may be), or a symlink's target. */
+struct entry {
+  const char *path;
+  int tree;      /* open_tree clone, or -1 for a symlink */
+  char *link;    /* the symlink's target */
+  bool is_file;
+};
+
+#define MAX_ENTRIES 64
+
+static int take(struct entry *e, const char *src, bool rdonly, bool dev)
 {
   struct stat st;
+  e->path = src;
+  e->tree = -1;
+  e->link = NULL;
   if (lstat(src, &st) < 0)
     return -1;
+  e->is_file = !S_ISDIR(st.st_mode);
   if (S_ISLNK(st.st_mode)) {
     char target[4096];
     ssize_t n = readlink(src, target, sizeof(target) - 1);
     if (n < 0)
       return -1;
     target[n] = '\0';
-    cleanup_free char *parent = xstrdup(src);
+    e->link = xstrdup(target);
+    return 0;
+  }
+  e->tree = (int)syscall(SYS_open_tree, AT_FDCWD, src,
+                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+  if (e->tree < 0)
+    return -1;
+  struct mount_attr a = {.attr_set = MOUNT_ATTR_NOSUID | (dev ? 0 : MOUNT_ATTR_NODEV) |
+                                     (rdonly ? MOUNT_ATTR_RDONLY : 0)};
+  return (int)syscall(SYS_mount_setattr, e->tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a,
+                      sizeof(a));
+}
+
+/* The entry at its path under base (FUSE_ROOT, the tmpfs). */
+static int place(int base, const struct entry *e)
+{
+  if (e->link) {
+    cleanup_free char *parent = xstrdup(e->path);
     *strrchr(parent, '/') = '\0';
     if (*parent && make_path(base, parent, false) < 0)
       return -1;
-    return symlinkat(target, base, src + 1) < 0 && errno != EEXIST ? -1 : 0;
+    return symlinkat(e->link, base, e->path + 1) < 0 && errno != EEXIST ? -1 : 0;
   }
-  if (make_path(base, src, !S_ISDIR(st.st_mode)) < 0)
+  if (make_path(base, e->path, e->is_file) < 0)
     return -1;
-  cleanup_free char *dst = xasprintf(FUSE_ROOT "%s", src);
-  if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
-    return -1;
-  struct mount_attr a = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
-  if (!rdonly)
-    a.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-  return (int)syscall(SYS_mount_setattr, AT_FDCWD, dst, AT_RECURSIVE, &a, sizeof(a));
+  return (int)syscall(SYS_move_mount, e->tree, "", base, e->path + 1, MOVE_MOUNT_F_EMPTY_PATH);
 }
 
-/* The layer directories named by fuse-overlayfs's options, bound (lower ones read-only). */
-static void bind_layers(int status, int base, const char *opts)
+static void take_or_die(int status, struct entry *e, size_t *n, const char *what, const char *src,
+                        bool rdonly, bool optional)
 {
-  cleanup_free char *copy = xstrdup(opts);
-  char *save = NULL;
-  for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+  if (*n == MAX_ENTRIES) {
+    errno = E2BIG;
+    die(status, "fuse-overlayfs: too many layers");
+  }
+  if (take(&e[*n], src, rdonly, strncmp(src, "/dev/", 5) == 0) == 0) {
+    (*n)++;
+    return;
+  }
+  if (optional && errno == ENOENT)
+    return;
+  dprintf(status, "E%d fuse-overlayfs: %s %s: %s", errno, what, src, strerror(errno));
+  _exit(1);
+}
+
+/* The deepest directory holding both a and b. */
+static char *common_dir(const char *a, const char *b)
+{
+  size_t n = 0, last = 0;
+  while (a[n] && a[n] == b[n]) {
+    if (a[n] == '/')
+      last = n;
+    n++;
+  }
+  if ((a[n] == '\0' || a[n] == '/') && (b[n] == '\0' || b[n] == '/'))
+    last = n;
+  return last ? xstrndup(a, last) : xstrdup("/");
+}
+
+/* The layer directories named by fuse-overlayfs's options, lower ones read-only. The upper and
+ * work directories as one mount, their common directory: fuse-overlayfs renames from one into
+ * the other, which fails (EXDEV) across two mounts. */
+static void take_layers(int status, struct entry *e, size_t *n, char *opts_copy, char **rw)
+{
+  char *save = NULL, *upper = NULL, *work = NULL;
+  for (char *t = strtok_r(opts_copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     char *v = strchr(t, '=');
     if (!v)
       continue;
     *v++ = '\0';
     bool lower = strcmp(t, "lowerdir") == 0;
-    if (!lower && strcmp(t, "upperdir") != 0 && strcmp(t, "workdir") != 0)
+    if (strcmp(t, "upperdir") == 0)
+      upper = v;
+    else if (strcmp(t, "workdir") == 0)
+      work = v;
+    if (!lower)
       continue;
     char *s2 = NULL;
     for (char *d = strtok_r(v, ":", &s2); d; d = strtok_r(NULL, ":", &s2)) {
       if (*d != '/') {
         errno = EINVAL;
-        die(status, "fuse-overlayfs: a layer path is not absolute");
+        die(status, "fuse-overlayfs: a lower directory is not absolute");
       }
-      if (bind_in(base, d, lower) < 0) {
-        dprintf(status, "E%d fuse-overlayfs: bind %s %s: %s", errno, t, d, strerror(errno));
-        _exit(1);
-      }
+      take_or_die(status, e, n, t, d, true, false);
     }
+  }
+  if ((upper && *upper != '/') || (work && *work != '/')) {
+    errno = EINVAL;
+    die(status, "fuse-overlayfs: the upper or work directory is not absolute");
+  }
+  if (upper || work) {
+    *rw = upper && work ? common_dir(upper, work) : xstrdup(upper ? upper : work);
+    take_or_die(status, e, n, "upperdir and workdir", *rw, false, false);
   }
 }
 
@@ -145,19 +220,29 @@ static void build_root(int status, const char *opts)
 {
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
     die(status, "fuse-overlayfs: make / private");
+  struct entry e[MAX_ENTRIES];
+  size_t n = 0;
+  for (size_t i = 0; lib_paths[i]; i++)
+    take_or_die(status, e, &n, "bind", lib_paths[i], true, true);
+  cleanup_free char *copy = xstrdup(opts);
+  cleanup_free char *rw = NULL;
+  take_layers(status, e, &n, copy, &rw);
+  take_or_die(status, e, &n, "bind", "/dev/null", false, false);
+  take_or_die(status, e, &n, "bind", "/dev/fuse", false, false);
   if (mount("tmpfs", FUSE_ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
     die(status, "fuse-overlayfs: mount tmpfs on " FUSE_ROOT);
   cleanup_close int base = open(FUSE_ROOT, O_DIRECTORY | O_PATH | O_CLOEXEC);
   if (base < 0)
     die(status, "fuse-overlayfs: open " FUSE_ROOT);
-  for (size_t i = 0; lib_paths[i]; i++)
-    if (bind_in(base, lib_paths[i], true) < 0 && errno != ENOENT) {
-      dprintf(status, "E%d fuse-overlayfs: bind %s: %s", errno, lib_paths[i], strerror(errno));
+  for (size_t i = 0; i < n; i++) {
+    if (place(base, &e[i]) < 0) {
+      dprintf(status, "E%d fuse-overlayfs: bind %s: %s", errno, e[i].path, strerror(errno));
       _exit(1);
     }
-  bind_layers(status, base, opts);
-  if (bind_in(base, "/dev/null", false) < 0 || bind_in(base, "/dev/fuse", false) < 0)
-    die(status, "fuse-overlayfs: bind /dev/null and /dev/fuse");
+    if (e[i].tree >= 0)
+      close(e[i].tree);
+    free(e[i].link);
+  }
   /* Best effort: a proc of this pid namespace shows the daemon and this process, no more. */
   if (mkdirat(base, "proc", 0555) == 0)
     mount("proc", FUSE_ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
@@ -175,15 +260,15 @@ static void drop_caps(int status)
   for (int c = 0; c <= 63; c++)
     if (!(keep & (1ULL << c)) && prctl(PR_CAPBSET_DROP, (unsigned long)c, 0, 0, 0) < 0 &&
         errno != EINVAL)
-      die(status, "fuse-overlayfs: drop the bounding set");
+      fail(status, "fuse-overlayfs: drop the bounding set");
   struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
   struct __user_cap_data_struct d[2] = {{0}};
   d[0].effective = d[0].permitted = (uint32_t)keep;
   d[1].effective = d[1].permitted = (uint32_t)(keep >> 32);
   if (syscall(SYS_capset, &h, d) < 0)
-    die(status, "fuse-overlayfs: capset");
+    fail(status, "fuse-overlayfs: capset");
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-    die(status, "fuse-overlayfs: no_new_privs");
+    fail(status, "fuse-overlayfs: no_new_privs");
 }
 
 /* fuse-overlayfs itself: stderr to errfd, the /dev/fuse fd as "/dev/fd/N" (libfuse serves an
@@ -193,7 +278,7 @@ static __attribute__((noreturn)) void exec_daemon(int status, int errfd, int pro
 {
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(errfd, 2) < 0)
-    die(status, "fuse-overlayfs: its stdio");
+    fail(status, "fuse-overlayfs: its stdio");
   int fd = dup(fuse); /* the one descriptor that crosses exec */
   char mnt[32];
   snprintf(mnt, sizeof(mnt), "/dev/fd/%d", fd);
@@ -224,8 +309,9 @@ static __attribute__((noreturn)) void serve(int status, int init_pidfd, int prog
     die(status, "fuse-overlayfs: fork");
   if (pid == 0) {
     sigprocmask(SIG_UNBLOCK, &chld, NULL);
-    drop_caps(status);
-    exec_daemon(status, errp[1], prog, fuse, opts);
+    /* Its failures before exec are fuse-overlayfs's stderr, as after. */
+    drop_caps(errp[1]);
+    exec_daemon(errp[1], errp[1], prog, fuse, opts);
   }
   close(errp[1]);
   close(fuse);
