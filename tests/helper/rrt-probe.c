@@ -498,7 +498,7 @@ static int do_fuse_scan(const char *path)
 }
 
 /* Run as "fuse-overlayfs" (ROOTLESSRT_FUSE_OVERLAYFS=rrt-probe): a stand-in that fails, saying
- * which descriptors it got ("N -> TARGET" on stderr), from wherever it is executed. */
+ * which descriptors it got (" N -> TARGET" lines on stderr), from wherever it is executed. */
 static int fake_fuse(void)
 {
   DIR *d = opendir("/proc/self/fd");
@@ -513,7 +513,7 @@ static int fake_fuse(void)
     ssize_t n = readlink(p, t, sizeof(t) - 1);
     if (n > 0 && e->d_name[0] != '.') {
       t[n] = '\0';
-      fprintf(stderr, "%s -> %s\n", e->d_name, t);
+      fprintf(stderr, " %s -> %s\n", e->d_name, t);
     }
   }
   closedir(d);
