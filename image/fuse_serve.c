@@ -29,19 +29,18 @@
  * libraries (top-level /lib* are often symlinks into /usr, copied as symlinks) and ld.so.cache.
  * The program itself is executed through a descriptor opened before the root changes.
  */
-static const char *const lib_paths[] = {"/lib",           "/lib64",        "/lib32",
-                                        "/libx32",        "/usr/lib",      "/usr/lib64",
-                                        "/usr/lib32",     "/usr/libx32",   "/usr/local/lib",
-                                        "/etc/ld.so.cache", NULL};
+static const char *const lib_paths[] = {
+    "/lib",       "/lib64",      "/lib32",         "/libx32",          "/usr/lib", "/usr/lib64",
+    "/usr/lib32", "/usr/libx32", "/usr/local/lib", "/etc/ld.so.cache", NULL};
 
 /*
  * What fuse-overlayfs needs as root of the container's user namespace: to create files of any
  * of its ids (chown, fowner, fsetid, dac override and read search), device whiteouts (mknod),
  * file capabilities kept on copy-up (setfcap). Not SYS_ADMIN, SYS_PTRACE, KILL, NET_* ...
  */
-static const int keep_caps[] = {CAP_CHOWN,        CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH,
-                                CAP_FOWNER,       CAP_FSETID,       CAP_MKNOD,
-                                CAP_SETFCAP,      CAP_SETUID,       CAP_SETGID};
+static const int keep_caps[] = {CAP_CHOWN,   CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH,
+                                CAP_FOWNER,  CAP_FSETID,       CAP_MKNOD,
+                                CAP_SETFCAP, CAP_SETUID,       CAP_SETGID};
 
 static __attribute__((noreturn)) void die(int fd, const char *what)
 {
@@ -96,8 +95,8 @@ static int make_path(int base, const char *path, bool file)
  * (taken before the tmpfs covers FUSE_ROOT, where the layers may be), or a symlink's target. */
 struct entry {
   const char *path;
-  int tree;      /* open_tree clone, or -1 for a symlink */
-  char *link;    /* the symlink's target */
+  int tree;   /* open_tree clone, or -1 for a symlink */
+  char *link; /* the symlink's target */
   bool is_file;
 };
 
@@ -127,8 +126,7 @@ static int take(struct entry *e, const char *src, bool rdonly, bool dev)
     return -1;
   struct mount_attr a = {.attr_set = MOUNT_ATTR_NOSUID | (dev ? 0 : MOUNT_ATTR_NODEV) |
                                      (rdonly ? MOUNT_ATTR_RDONLY : 0)};
-  return (int)syscall(SYS_mount_setattr, e->tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a,
-                      sizeof(a));
+  return (int)syscall(SYS_mount_setattr, e->tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a));
 }
 
 /* The entry at its path under base (FUSE_ROOT, the tmpfs). */

@@ -571,8 +571,7 @@ static int expect_ns_ready(struct create_ctx *c, int sync_fd, pid_t init, struct
       continue;
     if (c->st.n_fuse_helpers == RRT_MAX_FUSE_HELPERS) {
       kill(helper, SIGKILL);
-      return rrt_error_msgf(err, E2BIG, "more than %d fuse-overlayfs mounts",
-                            RRT_MAX_FUSE_HELPERS);
+      return rrt_error_msgf(err, E2BIG, "more than %d fuse-overlayfs mounts", RRT_MAX_FUSE_HELPERS);
     }
     c->st.fuse_helper[c->st.n_fuse_helpers] = helper;
     c->st.fuse_helper_start[c->st.n_fuse_helpers++] = rrt_proc_start_time(helper);
