@@ -57,17 +57,46 @@ static __attribute__((noreturn)) void fail(int fd, const char *what)
   _exit(126);
 }
 
-/* Closes every descriptor but those in keep (which may hold -1). */
-static void close_fds_except(const int *keep, size_t n)
+static int cmp_int(const void *a, const void *b)
 {
-  int max = (int)sysconf(_SC_OPEN_MAX);
-  for (int fd = 3; fd < (max > 0 ? max : 1024); fd++) {
-    bool kept = false;
-    for (size_t i = 0; i < n; i++)
-      kept |= keep[i] == fd;
-    if (!kept)
-      close(fd);
+  return *(const int *)a - *(const int *)b;
+}
+
+/* Closes every descriptor above stderr but those in keep (which may hold -1). */
+static void close_fds_except(int *keep, size_t n)
+{
+  qsort(keep, n, sizeof(*keep), cmp_int);
+  unsigned int from = 3;
+  for (size_t i = 0; i < n; i++) {
+    if (keep[i] < (int)from)
+      continue;
+    if ((unsigned int)keep[i] > from)
+      syscall(SYS_close_range, from, (unsigned int)keep[i] - 1, 0);
+    from = (unsigned int)keep[i] + 1;
   }
+  syscall(SYS_close_range, from, ~0U, 0);
+}
+
+/* The server outlives create: nothing of the runtime's stdio (an engine's pipes, which it reads
+ * to their end) and none of its signal handlers (create's kill the container's init). */
+static void detach(void)
+{
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null >= 0) {
+    dup2(null, STDIN_FILENO);
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    if (null > STDERR_FILENO)
+      close(null);
+  }
+  struct sigaction dfl = {.sa_handler = SIG_DFL};
+  sigemptyset(&dfl.sa_mask);
+  for (int sig = 1; sig < NSIG; sig++)
+    if (sig != SIGKILL && sig != SIGSTOP)
+      sigaction(sig, &dfl, NULL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
 /* mkdir -p of path under base (a directory fd); the last component a file when `file`. */
@@ -100,7 +129,7 @@ struct entry {
   bool is_file;
 };
 
-#define MAX_ENTRIES 64
+#define MAX_ENTRIES 512
 
 static int take(struct entry *e, const char *src, bool rdonly, bool dev)
 {
@@ -208,6 +237,11 @@ static void take_layers(int status, struct entry *e, size_t *n, char *opts_copy,
   }
   if (upper || work) {
     *rw = upper && work ? common_dir(upper, work) : xstrdup(upper ? upper : work);
+    if (strcmp(*rw, "/") == 0) {
+      errno = EINVAL;
+      die(status, "fuse-overlayfs: upperdir and workdir share no directory but \"/\", which "
+                  "fuse-overlayfs would be given whole");
+    }
     take_or_die(status, e, n, "upperdir and workdir", *rw, false, false);
   }
 }
@@ -355,10 +389,10 @@ static __attribute__((noreturn)) void serve(int status, int init_pidfd, int prog
 static __attribute__((noreturn)) void middle(int pidw, int status, int userns, int init_pidfd,
                                              int prog, int fuse, const char *opts)
 {
-  rrt_reset_signals();
   prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   int keep[] = {pidw, status, userns, init_pidfd, prog, fuse};
   close_fds_except(keep, sizeof(keep) / sizeof(keep[0]));
+  detach();
   if (userns >= 0 && setns(userns, CLONE_NEWUSER) < 0)
     die(status, "fuse-overlayfs: join the container's user namespace");
   if (userns >= 0)
@@ -412,7 +446,8 @@ int rrt_fuse_serve(pid_t init, int fuse, const char *prog_path, const char *opts
   close(steal_fd(&pid_wr));
   pid_t pid = 0;
   ssize_t n = rrt_read_all(pid_rd, &pid, sizeof(pid));
-  rrt_wait_reaping(mid);
+  while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+    ;
   cleanup_free char *msg = NULL;
   size_t len = 0;
   rrt_read_fd(rd, &msg, &len, NULL); /* until pid 1 reports, or it and the middle one are gone */
