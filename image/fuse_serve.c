@@ -21,8 +21,13 @@
 #include "rootlessrt/image.h"
 #include "rootlessrt/util.h"
 
-/* Where the daemon's root is built, in its own mount namespace (any directory every system has). */
-#define FUSE_ROOT "/tmp"
+/* Where the daemon's root is built, in its own mount namespace, after every host path it needs
+ * is cloned: any directory will do; /dev is there wherever /dev/fuse is. */
+static const char *build_dir(void)
+{
+  struct stat st;
+  return stat("/tmp", &st) == 0 && S_ISDIR(st.st_mode) ? "/tmp" : "/dev";
+}
 
 /*
  * Read-only system files the dynamically linked fuse-overlayfs needs to start: ld.so and its
@@ -121,7 +126,7 @@ static int make_path(int base, const char *path, bool file)
 }
 
 /* A host path to appear in the daemon's root at the same path: a detached copy of its mount
- * (taken before the tmpfs covers FUSE_ROOT, where the layers may be), or a symlink's target. */
+ * (taken before the tmpfs covers build_dir(), where the layers may be), or a symlink's target. */
 struct entry {
   const char *path;
   int tree;   /* open_tree clone, or -1 for a symlink */
@@ -158,7 +163,7 @@ static int take(struct entry *e, const char *src, bool rdonly, bool dev)
   return (int)syscall(SYS_mount_setattr, e->tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a));
 }
 
-/* The entry at its path under base (FUSE_ROOT, the tmpfs). */
+/* The entry at its path under base (the tmpfs). */
 static int place(int base, const struct entry *e)
 {
   if (e->link) {
@@ -261,11 +266,12 @@ static void build_root(int status, const char *opts)
   take_layers(status, e, &n, copy, &rw);
   take_or_die(status, e, &n, "bind", "/dev/null", false, false);
   take_or_die(status, e, &n, "bind", "/dev/fuse", false, false);
-  if (mount("tmpfs", FUSE_ROOT, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
-    die(status, "fuse-overlayfs: mount tmpfs on " FUSE_ROOT);
-  cleanup_close int base = open(FUSE_ROOT, O_DIRECTORY | O_PATH | O_CLOEXEC);
+  const char *dir = build_dir();
+  if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+    die(status, "fuse-overlayfs: mount a tmpfs for its root");
+  cleanup_close int base = open(dir, O_DIRECTORY | O_PATH | O_CLOEXEC);
   if (base < 0)
-    die(status, "fuse-overlayfs: open " FUSE_ROOT);
+    die(status, "fuse-overlayfs: open its root");
   for (size_t i = 0; i < n; i++) {
     if (place(base, &e[i]) < 0) {
       dprintf(status, "E%d fuse-overlayfs: bind %s: %s", errno, e[i].path, strerror(errno));
@@ -276,10 +282,10 @@ static void build_root(int status, const char *opts)
     free(e[i].link);
   }
   /* Best effort: a proc of this pid namespace shows the daemon and this process, no more. */
-  if (mkdirat(base, "proc", 0555) == 0)
-    mount("proc", FUSE_ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
-  if (chdir(FUSE_ROOT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
-      umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+  if (mkdirat(base, "proc", 0555) == 0 && fchdir(base) == 0)
+    mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+  if (chdir(dir) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 ||
+      chdir("/") < 0)
     die(status, "fuse-overlayfs: pivot_root into its own root");
   mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL);
 }
