@@ -7,7 +7,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N_TESTS=14
+N_TESTS=18
 if ! command -v fuse-overlayfs >/dev/null; then
   skip "fuse-overlayfs is not installed" "$N_TESTS"
   done_testing
@@ -100,6 +100,18 @@ drun -d --overlay fuse --name "$id" "$ROOT" /bin/rrt-probe sleep 100 >/dev/null
 ok "fuse-overlayfs serves the running container" test -n "$(fuse_of "$STORE/containers/$id")"
 servers=$(servers_of "$id")
 ok "state.json records its server" test -n "$servers"
+# What the daemon itself holds, seen from the host by its owner.
+daemon=$(fuse_of "$STORE/containers/$id" | awk 'NR == 1 {print $1}')
+init=$(state_field "$id" .pid)
+isnt "$(ns_ino "$daemon" pid)" "$(ns_ino "$init" pid)" "the daemon is not in the container's pid namespace"
+ok "the user's file is not in the daemon's root" test ! -e "/proc/$daemon/root$secret"
+allowed="/|/proc|/dev/null|/dev/fuse|/lib[^/]*|/usr/lib[^/]*|/usr/local/lib|/etc/ld\.so\.cache|$ROOT|$STORE/containers/$id"
+is "$(awk '{print $5}' "/proc/$daemon/mountinfo" | grep -Evx "$allowed")" "" \
+  "the daemon's mounts: its layers, the libraries, /dev/null, /dev/fuse and its /proc, no more"
+bnd=$(awk '$1 == "CapBnd:" {print $2}' "/proc/$daemon/status")
+# CAP_SYS_PTRACE is bit 19, CAP_SYS_ADMIN bit 21, CAP_KILL bit 5.
+ok "the daemon has neither CAP_SYS_ADMIN, CAP_SYS_PTRACE nor CAP_KILL (bounding set $bnd)" \
+  test $((0x${bnd:-ffffffffff} & ((1 << 19) | (1 << 21) | (1 << 5)))) = 0
 rrt delete -f "$id" >/dev/null 2>&1
 left=$(fuse_of "$STORE/containers/$id")
 # shellcheck disable=SC2086 # a list of pids
