@@ -323,7 +323,11 @@ static __attribute__((noreturn)) void exec_daemon(int status, int errfd, int pro
   char *const argv[] = {"fuse-overlayfs", "-o", (char *)opts, mnt, NULL};
   char *const envp[] = {"PATH=/usr/bin:/bin", NULL};
   syscall(SYS_execveat, prog, "", argv, envp, AT_EMPTY_PATH);
-  dprintf(2, "exec fuse-overlayfs: %s", strerror(errno));
+  int e = errno;
+  dprintf(2, "exec fuse-overlayfs: %s%s", strerror(e),
+          e == ENOENT ? " (its ELF interpreter is not in /lib*, /usr/lib* or /usr/local/lib, the "
+                        "only directories of its root; a script cannot run there either)"
+                      : "");
   _exit(127);
 }
 
