@@ -3,6 +3,7 @@
  * /dev/fuse, never the host's tree; it ends when the container's init does. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/capability.h>
 #include <poll.h>
 #include <sched.h>
@@ -405,8 +406,15 @@ static __attribute__((noreturn)) void middle(int pidw, int status, int userns, i
   detach();
   if (userns >= 0 && setns(userns, CLONE_NEWUSER) < 0)
     die(status, "fuse-overlayfs: join the container's user namespace");
-  if (userns >= 0)
+  if (userns >= 0) {
     close(userns);
+    /* Root of it, as init is: the runtime's own id may map to another (--userns keep-id), and
+     * exec as a non-root id would drop every capability. setgroups is denied in some. */
+    if (setgroups(0, NULL) < 0 && errno != EPERM)
+      die(status, "fuse-overlayfs: setgroups");
+    if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+      die(status, "fuse-overlayfs: become root of the container's user namespace");
+  }
   if (unshare(CLONE_NEWNS | CLONE_NEWPID) < 0)
     die(status, "fuse-overlayfs: unshare its mount and pid namespaces");
   pid_t pid = fork();

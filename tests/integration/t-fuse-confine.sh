@@ -7,7 +7,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N_TESTS=18
+N_TESTS=19
 if ! command -v fuse-overlayfs >/dev/null; then
   skip "fuse-overlayfs is not installed" "$N_TESTS"
   done_testing
@@ -51,6 +51,12 @@ is "$rc" 0 "the scan for the host file runs"
 no_line "$out" '^fuse-overlayfs ' "no fuse-overlayfs process in the container's /proc"
 no_line "$out" '^reached ' "the user's 0600 file is reachable through no /proc/PID/root"
 unlike "$out" "$token" "the container never reads the host file"
+
+# The server joins the container's user namespace as the runtime's user: with --userns keep-id
+# that user is not root there, and fuse-overlayfs must still be (its capabilities).
+run drun --rm --overlay fuse --userns keep-id "$ROOT" /bin/rrt-probe ids
+is "$rc:$(cut -d' ' -f1 <<<"$out")" "0:uid=$(id -u)" "--overlay fuse --userns keep-id: the run works, as the user"
+[ "$rc" = 0 ] || diag "$err"
 
 # ---------------------------------------------------------------- a joined pid namespace (item 6)
 
