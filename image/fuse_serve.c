@@ -129,7 +129,7 @@ static int make_path(int base, const char *path, bool file)
 /* A host path to appear in the daemon's root at the same path: a detached copy of its mount
  * (taken before the tmpfs covers build_dir(), where the layers may be), or a symlink's target. */
 struct entry {
-  const char *path;
+  char *path;
   int tree;   /* open_tree clone, or -1 for a symlink */
   char *link; /* the symlink's target */
   bool is_file;
@@ -140,7 +140,7 @@ struct entry {
 static int take(struct entry *e, const char *src, bool rdonly, bool dev)
 {
   struct stat st;
-  e->path = src;
+  e->path = xstrdup(src);
   e->tree = -1;
   e->link = NULL;
   if (lstat(src, &st) < 0)
@@ -190,9 +190,11 @@ static void take_or_die(int status, struct entry *e, size_t *n, const char *what
     (*n)++;
     return;
   }
-  if (optional && errno == ENOENT)
+  int err = errno;
+  free(e[*n].path);
+  if (optional && err == ENOENT)
     return;
-  dprintf(status, "E%d fuse-overlayfs: %s %s: %s", errno, what, src, strerror(errno));
+  dprintf(status, "E%d fuse-overlayfs: %s %s: %s", err, what, src, strerror(err));
   _exit(1);
 }
 
@@ -210,33 +212,27 @@ static char *common_dir(const char *a, const char *b)
   return last ? xstrndup(a, last) : xstrdup("/");
 }
 
-/* The layer directories named by fuse-overlayfs's options, lower ones read-only. The upper and
- * work directories as one mount, their common directory: fuse-overlayfs renames from one into
- * the other, which fails (EXDEV) across two mounts. */
-static void take_layers(int status, struct entry *e, size_t *n, char *opts_copy, char **rw)
+/* The value of option `key` in the comma-separated opts, in place (opts is modified), or NULL. */
+static char *opt_value(char *opts, const char *key)
 {
-  char *save = NULL, *upper = NULL, *work = NULL;
-  for (char *t = strtok_r(opts_copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    char *v = strchr(t, '=');
-    if (!v)
-      continue;
-    *v++ = '\0';
-    bool lower = strcmp(t, "lowerdir") == 0;
-    if (strcmp(t, "upperdir") == 0)
-      upper = v;
-    else if (strcmp(t, "workdir") == 0)
-      work = v;
-    if (!lower)
-      continue;
-    char *s2 = NULL;
-    for (char *d = strtok_r(v, ":", &s2); d; d = strtok_r(NULL, ":", &s2)) {
-      if (*d != '/') {
-        errno = EINVAL;
-        die(status, "fuse-overlayfs: a lower directory is not absolute");
-      }
-      take_or_die(status, e, n, t, d, true, false);
-    }
-  }
+  size_t k = strlen(key);
+  char *save = NULL;
+  for (char *t = strtok_r(opts, ",", &save); t; t = strtok_r(NULL, ",", &save))
+    if (strncmp(t, key, k) == 0 && t[k] == '=')
+      return t + k + 1;
+  return NULL;
+}
+
+/*
+ * The layer directories named by fuse-overlayfs's options. The upper and work directories as one
+ * mount, their common directory (fuse-overlayfs renames from one into the other, which fails
+ * with EXDEV across two mounts), taken first: lower directories inside it (a bundle's lower,
+ * upper and work side by side) are mounted over it afterwards, read-only.
+ */
+static void take_layers(int status, struct entry *e, size_t *n, const char *opts, char **rw)
+{
+  cleanup_free char *c1 = xstrdup(opts), *c2 = xstrdup(opts), *c3 = xstrdup(opts);
+  char *upper = opt_value(c1, "upperdir"), *work = opt_value(c2, "workdir");
   if ((upper && *upper != '/') || (work && *work != '/')) {
     errno = EINVAL;
     die(status, "fuse-overlayfs: the upper or work directory is not absolute");
@@ -250,6 +246,14 @@ static void take_layers(int status, struct entry *e, size_t *n, char *opts_copy,
     }
     take_or_die(status, e, n, "upperdir and workdir", *rw, false, false);
   }
+  char *lower = opt_value(c3, "lowerdir"), *save = NULL;
+  for (char *d = lower ? strtok_r(lower, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
+    if (*d != '/') {
+      errno = EINVAL;
+      die(status, "fuse-overlayfs: a lower directory is not absolute");
+    }
+    take_or_die(status, e, n, "lowerdir", d, true, false);
+  }
 }
 
 /* The daemon's root: a tmpfs with the layers, the libraries, /dev/null, /dev/fuse and a proc of
@@ -262,9 +266,8 @@ static void build_root(int status, const char *opts)
   size_t n = 0;
   for (size_t i = 0; lib_paths[i]; i++)
     take_or_die(status, e, &n, "bind", lib_paths[i], true, true);
-  cleanup_free char *copy = xstrdup(opts);
   cleanup_free char *rw = NULL;
-  take_layers(status, e, &n, copy, &rw);
+  take_layers(status, e, &n, opts, &rw);
   take_or_die(status, e, &n, "bind", "/dev/null", false, false);
   take_or_die(status, e, &n, "bind", "/dev/fuse", false, false);
   const char *dir = build_dir();
@@ -281,6 +284,7 @@ static void build_root(int status, const char *opts)
     if (e[i].tree >= 0)
       close(e[i].tree);
     free(e[i].link);
+    free(e[i].path);
   }
   /* Best effort: a proc of this pid namespace shows the daemon and this process, no more. */
   if (mkdirat(base, "proc", 0555) == 0 && fchdir(base) == 0)

@@ -7,7 +7,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N_TESTS=19
+N_TESTS=20
 if ! command -v fuse-overlayfs >/dev/null; then
   skip "fuse-overlayfs is not installed" "$N_TESTS"
   done_testing
@@ -138,6 +138,9 @@ rrt_bg "$T_WORK/fuse-kill.out" run -b "$b" "$id"
 wait_until 20 test -e "$b/in-hook"
 servers=$(servers_of "$id")
 ok "fuse-overlayfs and its server run while create waits" test -n "$(fuse_of "$b")" -a -n "$servers"
+daemon=$(fuse_of "$b" | awk 'NR == 1 {print $1}')
+is "$(awk -v l="$b/lower" '$5 == l {split($6, o, ","); print o[1]}' "/proc/$daemon/mountinfo" 2>/dev/null)" ro \
+  "a lower directory beside the upper and work ones is read-only for the daemon"
 kill -KILL "$RRT_BG_PID"
 wait "$RRT_BG_PID" 2>/dev/null
 # shellcheck disable=SC2086 # a list of pids
