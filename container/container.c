@@ -26,6 +26,7 @@
 #include "rootlessrt/exec.h"
 #include "rootlessrt/hooks.h"
 #include "rootlessrt/hostfds.h"
+#include "rootlessrt/image.h"
 #include "rootlessrt/init.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/net.h"
@@ -553,9 +554,42 @@ static int send_hooks_done(struct create_ctx *c, int sync_fd, struct rrt_error *
   return 0;
 }
 
+/* NS_READY, serving on the way each fuse-overlayfs mount init makes (image/fuse_serve.c): the
+ * servers are recorded before init goes on, so that delete finds them. */
+static int expect_ns_ready(struct create_ctx *c, int sync_fd, pid_t init, struct rrt_error *err)
+{
+  for (;;) {
+    struct rrt_sync_msg m;
+    if (rrt_sync_recv(sync_fd, &m, err) < 0)
+      return -1;
+    if (m.type != RRT_SYNC_FUSE) {
+      uint32_t type = m.type;
+      rrt_sync_msg_free(&m);
+      if (type == RRT_SYNC_NS_READY)
+        return 0;
+      return rrt_error_set(err, EPROTO, "sync: expected NS_READY, got message %u", type);
+    }
+    pid_t helper = 0;
+    int r = rrt_overlay_serve_request(init, m.fd, &helper, err);
+    rrt_sync_msg_free(&m);
+    if (r < 0)
+      return -1;
+    if (helper <= 0)
+      continue;
+    if (c->st.n_fuse_helpers == RRT_MAX_FUSE_HELPERS) {
+      kill(helper, SIGKILL);
+      return rrt_error_msgf(err, E2BIG, "more than %d fuse-overlayfs mounts", RRT_MAX_FUSE_HELPERS);
+    }
+    c->st.fuse_helper[c->st.n_fuse_helpers] = helper;
+    c->st.fuse_helper_start[c->st.n_fuse_helpers++] = rrt_proc_start_time(helper);
+    if (rrt_state_write(c->dirfd, &c->st, err) < 0)
+      return in_state_dir(c, err);
+  }
+}
+
 static int create_after_init(struct create_ctx *c, int sync_fd, pid_t init, struct rrt_error *err)
 {
-  if (rrt_sync_expect(sync_fd, RRT_SYNC_NS_READY, NULL, NULL, err) < 0)
+  if (expect_ns_ready(c, sync_fd, init, err) < 0)
     return -1;
   PHASE("namespaces and mounts ready");
   rrt_hostfds_release(&c->hostfds); /* init has mounted them */
@@ -764,6 +798,8 @@ static void destroy_failed(struct create_ctx *c)
     kill_and_wait(c->st.pid, c->st.pid_start, 2000);
   if (c->st.net_helper > 0)
     kill_and_wait(c->st.net_helper, c->st.net_helper_start, 2000);
+  for (size_t i = 0; i < c->st.n_fuse_helpers; i++)
+    kill_and_wait(c->st.fuse_helper[i], c->st.fuse_helper_start[i], 2000);
   rrt_cgroup_destroy_failed(&c->st, &c->cg_made);
   if (c->st.pid > 0 && c->spec && c->spec->hooks[RRT_HOOK_POSTSTOP].n > 0) {
     cleanup_free char *json = rrt_state_oci_json(&c->st, "stopped", false);
@@ -977,6 +1013,8 @@ static int destroy_loaded(struct loaded *l, struct rrt_error *err)
                           l->st.pid);
   if (l->st.net_helper > 0)
     kill_and_wait(l->st.net_helper, l->st.net_helper_start, 2000);
+  for (size_t i = 0; i < l->st.n_fuse_helpers; i++)
+    kill_and_wait(l->st.fuse_helper[i], l->st.fuse_helper_start[i], 2000);
   rrt_cgroup_destroy_state(&l->st);
   if (l->broken)
     rrt_state_remove_pending_cgroup(l->dirfd);

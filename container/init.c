@@ -16,6 +16,7 @@
 #include "rootlessrt/confine.h"
 #include "rootlessrt/container.h"
 #include "rootlessrt/hooks.h"
+#include "rootlessrt/image.h"
 #include "rootlessrt/init.h"
 #include "rootlessrt/net.h"
 #include "rootlessrt/rootfs.h"
@@ -348,6 +349,7 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
       .mount_fds = ia->hostfds ? ia->hostfds->mount_fds : NULL,
       .device_fds = ia->hostfds ? ia->hostfds->device_fds : NULL,
   };
+  rrt_overlay_set_runtime(ia->sync_fd); /* the runtime serves fuse-overlayfs (image.h) */
   int r = rrt_rootfs_prepare(&rc, err);
   close_hostfds(ia->hostfds);
   if (ia->resolv_fd >= 0)

@@ -508,6 +508,16 @@ int rrt_state_write(int dirfd, const struct rrt_state *st, struct rrt_error *err
   json_object_object_add(o, "owner", json_object_new_int64(st->owner));
   json_object_object_add(o, "netHelper", json_object_new_int64(st->net_helper));
   json_object_object_add(o, "netHelperStart", json_object_new_uint64(st->net_helper_start));
+  if (st->n_fuse_helpers > 0) {
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; i < st->n_fuse_helpers; i++) {
+      json_object *h = json_object_new_object();
+      json_object_object_add(h, "pid", json_object_new_int64(st->fuse_helper[i]));
+      json_object_object_add(h, "start", json_object_new_uint64(st->fuse_helper_start[i]));
+      json_object_array_add(a, h);
+    }
+    json_object_object_add(o, "fuseHelpers", a);
+  }
   add_str(o, "cgroup", st->cgroup);
   if (st->cgroups_json) {
     json_object *c = json_tokener_parse(st->cgroups_json);
@@ -612,6 +622,14 @@ int rrt_state_read(int dirfd, struct rrt_state *st, struct rrt_error *err)
   st->net_helper = (pid_t)get_int(o, "netHelper");
   if (json_object_object_get_ex(o, "netHelperStart", &v))
     st->net_helper_start = json_object_get_uint64(v);
+  if (json_object_object_get_ex(o, "fuseHelpers", &v) && json_object_is_type(v, json_type_array))
+    for (size_t i = 0; i < json_object_array_length(v) && i < RRT_MAX_FUSE_HELPERS; i++) {
+      json_object *h = json_object_array_get_idx(v, i), *f;
+      st->fuse_helper[i] = (pid_t)get_int(h, "pid");
+      if (json_object_object_get_ex(h, "start", &f))
+        st->fuse_helper_start[i] = json_object_get_uint64(f);
+      st->n_fuse_helpers = i + 1;
+    }
   st->cgroup = get_str(o, "cgroup");
   if (json_object_object_get_ex(o, "cgroups", &v))
     st->cgroups_json = xstrdup(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));

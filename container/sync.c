@@ -18,8 +18,9 @@ struct wire_header {
 
 static const char *type_name(uint32_t t)
 {
-  static const char *names[] = {"?",       "INIT_PID", "CONTINUE", "NS_READY", "HOOKS_DONE",
-                                "CREATED", "START",    "ERROR",    "HELPER"};
+  static const char *names[] = {"?",          "INIT_PID", "CONTINUE", "NS_READY",
+                                "HOOKS_DONE", "CREATED",  "START",    "ERROR",
+                                "HELPER",     "RESOLV",   "FUSE",     "FUSE_READY"};
   return t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
 }
 

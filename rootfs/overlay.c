@@ -7,11 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/wait.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "rootlessrt/image.h"
 #include "rootlessrt/log.h"
+#include "rootlessrt/sync.h"
 #include "rootlessrt/util.h"
 
 int rrt_overlay_mode_parse(const char *s, enum rrt_overlay_mode *mode, struct rrt_error *err)
@@ -170,39 +171,54 @@ static char *find_fuse_overlayfs(void)
   return access("/usr/bin/fuse-overlayfs", X_OK) == 0 ? xstrdup("/usr/bin/fuse-overlayfs") : NULL;
 }
 
-/*
- * fuse-overlayfs: the mount is made here, in the container's mount namespace, on a /dev/fuse fd
- * that fuse-overlayfs then serves (libfuse's "/dev/fd/N" mountpoint). fuse-overlayfs runs in a
- * mount namespace of its own: pivot_root moves the root of every process of the container's
- * mount namespace onto the new root, which would make the daemon's own root its own mount (and
- * any path it resolves a request to itself, a deadlock). It stays in the container's pid
- * namespace, so it ends with the container however the container ends.
- */
-static void fuse_child(int errfd, int fuse, const char *prog, const char *opts)
+/* In init: the runtime's sync socket, for rrt_overlay_serve_request. */
+static int runtime_fd = -1;
+
+void rrt_overlay_set_runtime(int sync_fd)
 {
-  if (dup2(errfd, 2) < 0)
-    _exit(126);
-  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null >= 0) {
-    dup2(null, 0);
-    dup2(null, 1);
-    if (null < 2) /* stdin or stdout was closed: dup2 onto itself kept O_CLOEXEC */
-      fcntl(null, F_SETFD, 0);
-  }
-  rrt_reset_signals();
-  if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
-    dprintf(2, "a mount namespace for fuse-overlayfs: %s", strerror(errno));
-    _exit(126);
-  }
-  /* The fd crosses exec; everything else the runtime holds is close-on-exec. */
-  int fd = dup(fuse);
-  char mnt[32];
-  snprintf(mnt, sizeof(mnt), "/dev/fd/%d", fd);
-  execl(prog, "fuse-overlayfs", "-o", opts, mnt, (char *)NULL);
-  dprintf(2, "exec %s: %s", prog, strerror(errno));
-  _exit(127);
+  runtime_fd = sync_fd;
 }
 
+/* The options with lowerdir, upperdir and workdir absolute and their symlinks resolved: the
+ * server sees them in a root of its own, at the same paths. */
+static char *absolute_layers(const char *opts, struct rrt_error *err)
+{
+  cleanup_free char *copy = xstrdup(opts ? opts : "");
+  char *out = xstrdup("");
+  char *save = NULL;
+  for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char *v = strchr(t, '=');
+    bool layer = v && (strncmp(t, "lowerdir=", 9) == 0 || strncmp(t, "upperdir=", 9) == 0 ||
+                       strncmp(t, "workdir=", 8) == 0);
+    cleanup_free char *item = NULL;
+    if (layer) {
+      *v++ = '\0';
+      item = xasprintf("%s=", t);
+      char *s2 = NULL;
+      for (char *d = strtok_r(v, ":", &s2); d; d = strtok_r(NULL, ":", &s2)) {
+        cleanup_free char *abs = realpath(d, NULL);
+        if (!abs) {
+          free(out);
+          return rrt_error_errno(err, "fuse-overlayfs: %s %s", t, d), NULL;
+        }
+        char *next = xasprintf("%s%s%s", item, item[strlen(item) - 1] == '=' ? "" : ":", abs);
+        free(item);
+        item = next;
+      }
+    }
+    char *next = xasprintf("%s%s%s", out, *out ? "," : "", item ? item : t);
+    free(out);
+    out = next;
+  }
+  return out;
+}
+
+/*
+ * fuse-overlayfs: the mount is made here, in the container's mount namespace, on a /dev/fuse fd
+ * that the runtime serves from outside the container (image/fuse_serve.c): a daemon in the
+ * container's pid namespace could be ptraced from it, and its /proc/PID/root would be the
+ * host's "/".
+ */
 static int fuse_mount(const char *target, unsigned long flags, const char *data,
                       struct rrt_error *err)
 {
@@ -211,6 +227,12 @@ static int fuse_mount(const char *target, unsigned long flags, const char *data,
     return rrt_error_msgf(err, ENOENT,
                           "fuse-overlayfs: not found in PATH (install the fuse-overlayfs package, "
                           "or set ROOTLESSRT_FUSE_OVERLAYFS)");
+  if (runtime_fd < 0)
+    return rrt_error_msgf(err, ENOTSUP, "fuse-overlayfs: no runtime to serve it");
+  cleanup_free char *kopts = without_kernel_opts(data);
+  cleanup_free char *opts = absolute_layers(kopts, err);
+  if (!opts)
+    return -1;
   cleanup_close int fuse = open("/dev/fuse", O_RDWR | O_CLOEXEC);
   if (fuse < 0)
     return rrt_error_errno(err, "fuse-overlayfs: open /dev/fuse (it must be readable and "
@@ -220,38 +242,50 @@ static int fuse_mount(const char *target, unsigned long flags, const char *data,
   if (mount("fuse-overlayfs", target, "fuse.fuse-overlayfs", (flags & MS_RDONLY) | MS_NODEV,
             mopts) < 0)
     return rrt_error_errno(err, "fuse-overlayfs: mount fuse on %s", target);
-  cleanup_free char *opts = without_kernel_opts(data);
-  int errp[2];
-  if (pipe2(errp, O_CLOEXEC) < 0) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
     umount2(target, MNT_DETACH);
-    return rrt_error_errno(err, "pipe");
+    return rrt_error_errno(err, "socketpair");
   }
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(errp[0]);
-    fuse_child(errp[1], fuse, prog, opts);
-  }
-  close(errp[1]);
-  if (pid < 0) {
-    close(errp[0]);
+  cleanup_close int mine = sv[0];
+  cleanup_close int theirs = sv[1];
+  int r = rrt_sync_send_fd(runtime_fd, RRT_SYNC_FUSE, 0, NULL, theirs, err);
+  close(steal_fd(&theirs));
+  if (r == 0)
+    r = rrt_sync_send_fd(mine, RRT_SYNC_FUSE, 0, opts, fuse, err);
+  /* Only the server holds the device once it serves: if it dies, the mount fails (ENOTCONN)
+   * rather than hangs. */
+  close(steal_fd(&fuse));
+  if (r == 0)
+    r = rrt_sync_expect(mine, RRT_SYNC_FUSE_READY, NULL, NULL, err);
+  if (r < 0)
     umount2(target, MNT_DETACH);
-    return rrt_error_errno(err, "fork");
+  return r;
+}
+
+int rrt_overlay_serve_request(pid_t init, int sock, pid_t *helper, struct rrt_error *err)
+{
+  *helper = 0;
+  struct rrt_sync_msg m;
+  if (rrt_sync_recv(sock, &m, err) < 0)
+    return rrt_error_wrap(err, "fuse-overlayfs request");
+  int r = 0;
+  if (m.type != RRT_SYNC_FUSE || m.fd < 0 || !m.data) {
+    r = rrt_error_set(err, EPROTO, "fuse-overlayfs request: no /dev/fuse fd and options");
+  } else {
+    cleanup_free char *prog = find_fuse_overlayfs();
+    struct rrt_error e = RRT_ERROR_INIT;
+    int s = prog ? rrt_fuse_serve(init, m.fd, prog, m.data, helper, &e)
+                 : rrt_error_msgf(&e, ENOENT, "fuse-overlayfs: not found in PATH");
+    /* A failure is init's to report (after a kernel overlayfs refused, say). */
+    if (s < 0)
+      rrt_sync_send_error(sock, &e);
+    else
+      r = rrt_sync_send(sock, RRT_SYNC_FUSE_READY, *helper, NULL, err);
+    rrt_error_clear(&e);
   }
-  cleanup_free char *msg = NULL;
-  size_t len = 0;
-  rrt_read_fd(errp[0], &msg, &len, NULL);
-  close(errp[0]);
-  int status = -1; /* a failed waitpid is not a success */
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-    ;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-    return 0;
-  umount2(target, MNT_DETACH);
-  while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
-    msg[--len] = '\0';
-  return rrt_error_msgf(
-      err, EIO, "fuse-overlayfs failed (%s %d)%s%s", WIFEXITED(status) ? "status" : "signal",
-      WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), len ? ": " : "", len ? msg : "");
+  rrt_sync_msg_free(&m);
+  return r;
 }
 
 int rrt_overlay_mount(const struct rrt_spec *spec, bool userns, const char *target,

@@ -23,10 +23,25 @@ const struct rrt_mount *rrt_overlay_root_mount(const struct rrt_spec *spec);
 
 /* Mounts an overlay on target (a path; relative lowerdir/upperdir/workdir are resolved against
  * the cwd, the bundle), in the caller's mount namespace. data is the mount's option string
- * ("lowerdir=A:B,upperdir=U,workdir=W"); userns adds userxattr for the kernel. fuse-overlayfs
- * runs as a child of the caller, in the container's namespaces, so it ends with them. */
+ * ("lowerdir=A:B,upperdir=U,workdir=W"); userns adds userxattr for the kernel. For
+ * fuse-overlayfs the caller (init) mounts the /dev/fuse fd and the runtime serves it
+ * (rrt_fuse_serve), asked over the socket rrt_overlay_set_runtime gave. */
 int rrt_overlay_mount(const struct rrt_spec *spec, bool userns, const char *target,
                       unsigned long flags, const char *data, struct rrt_error *err);
+
+/* In init: the sync socket to the runtime, which serves fuse-overlayfs mounts. */
+void rrt_overlay_set_runtime(int sync_fd);
+
+/* In the runtime, for init's RRT_SYNC_FUSE: the sync socket it came with (a private one) carries
+ * the mounted /dev/fuse fd and the options; serves it and answers. *helper: the server's pid. */
+int rrt_overlay_serve_request(pid_t init, int sock, pid_t *helper, struct rrt_error *err);
+
+/* Starts fuse-overlayfs (prog_path) on the mounted /dev/fuse fd `fuse` of init's container,
+ * outside the container: in its own pid namespace, in a mount namespace holding only its
+ * absolute lower/upper/work directories, the system libraries and /dev/fuse, with only the
+ * file capabilities it needs. It ends when init does. *helper: its pid 1, for delete. */
+int rrt_fuse_serve(pid_t init, int fuse, const char *prog_path, const char *opts, pid_t *helper,
+                   struct rrt_error *err);
 
 /* ---------------------------------------------------------------- running in the user namespace */
 

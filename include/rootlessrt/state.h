@@ -8,6 +8,8 @@
 
 #include "rootlessrt/error.h"
 
+#define RRT_MAX_FUSE_HELPERS 16
+
 struct rrt_state {
   char *id;
   char *bundle;                 /* absolute */
@@ -20,6 +22,10 @@ struct rrt_state {
   uid_t owner;
   pid_t net_helper; /* 0 when none */
   unsigned long long net_helper_start;
+  /* The fuse-overlayfs servers (image/fuse_serve.c), each the pid 1 of its daemon's pid ns. */
+  size_t n_fuse_helpers;
+  pid_t fuse_helper[RRT_MAX_FUSE_HELPERS];
+  unsigned long long fuse_helper_start[RRT_MAX_FUSE_HELPERS];
   char *cgroup;           /* absolute cgroup2 directory owned by the container, or NULL */
   char *cgroups_json;     /* object: its cgroup v1 directories, its systemd scope (cgroup.c) */
   char *annotations_json; /* object, or NULL */

@@ -19,6 +19,10 @@ enum rrt_sync_type {
   RRT_SYNC_HELPER,       /* runtime -> init: a pidfd (attached) of an id-map helper to watch */
   RRT_SYNC_RESOLV,       /* runtime -> init: the state directory's resolv.conf (attached, a
                             detached mount) for real root's user namespace, before CONTINUE */
+  RRT_SYNC_FUSE,         /* init -> runtime: serve a fuse-overlayfs mount; attached: a private
+                            socket over which FUSE (attached: the /dev/fuse fd, payload: its
+                            options) goes, and FUSE_READY comes back */
+  RRT_SYNC_FUSE_READY,   /* runtime -> init, on that socket: served; value = the server's pid */
 };
 
 #define RRT_SYNC_MAX_PAYLOAD (256 * 1024)

@@ -48,7 +48,8 @@ static int usage(void)
   fputs("usage: rrt-probe caps|status|rlimits|umask|fds|cwd|env|ids|mounts|ns|hostname|pid|\n"
         "       spawn-sleep|signals|sleep N|exit N|kill-self SIG|syscall NAME|\n"
         "       write FILE TEXT|cat FILE|open DEV|wait-file PATH|rawsyscall NR [ARGS...]|\n"
-        "       notify TEXT|nested-proc\n",
+        "       notify TEXT|nested-proc|fuse-scan PATH\n"
+        "       (as argv[0] fuse-overlayfs: its fds on stderr, exit 1)\n",
         stderr);
   return 2;
 }
@@ -510,6 +511,67 @@ static int do_nested_proc(void)
 }
 
 /* ---- end of rootfs verbs ---- */
+/* ---- fuse-scan (issue 19: fuse-overlayfs confinement) ---- */
+/* fuse-scan PATH: the attack on a fuse-overlayfs daemon the container can see: every process
+ * in /proc whose name is fuse-overlayfs ("fuse-overlayfs PID"), and every process through whose
+ * /proc/PID/root the host file PATH can be read ("reached PID: first line"). */
+static int do_fuse_scan(const char *path)
+{
+  DIR *d = opendir("/proc");
+  if (!d || !path)
+    return die("/proc");
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9')
+      continue;
+    char p[512], comm[64] = "";
+    snprintf(p, sizeof(p), "/proc/%s/comm", e->d_name);
+    FILE *f = fopen(p, "re");
+    if (f) {
+      if (fgets(comm, sizeof(comm), f))
+        comm[strcspn(comm, "\n")] = '\0';
+      fclose(f);
+    }
+    if (strcmp(comm, "fuse-overlayfs") == 0)
+      printf("fuse-overlayfs %s\n", e->d_name);
+    snprintf(p, sizeof(p), "/proc/%s/root%s", e->d_name, path);
+    f = fopen(p, "re");
+    if (f) {
+      char line[256] = "";
+      if (!fgets(line, sizeof(line), f))
+        line[0] = '\0';
+      line[strcspn(line, "\n")] = '\0';
+      printf("reached %s (%s): %s\n", e->d_name, comm, line);
+      fclose(f);
+    }
+  }
+  closedir(d);
+  return 0;
+}
+
+/* Run as "fuse-overlayfs" (ROOTLESSRT_FUSE_OVERLAYFS=rrt-probe): a stand-in that fails, saying
+ * which descriptors it got (" N -> TARGET" lines on stderr), from wherever it is executed. */
+static int fake_fuse(void)
+{
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) {
+    fprintf(stderr, "fake fuse-overlayfs: /proc/self/fd: %s\n", strerror(errno));
+    return 1;
+  }
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    char p[300], t[256];
+    snprintf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
+    ssize_t n = readlink(p, t, sizeof(t) - 1);
+    if (n > 0 && e->d_name[0] != '.') {
+      t[n] = '\0';
+      fprintf(stderr, " %s -> %s\n", e->d_name, t);
+    }
+  }
+  closedir(d);
+  return 1;
+}
+/* ---- end fuse-scan ---- */
 
 int main(int argc, char **argv)
 {
@@ -519,6 +581,8 @@ int main(int argc, char **argv)
   long n;
   int rc = 0;
 
+  if (argc > 0 && strcmp(argv[0], "fuse-overlayfs") == 0)
+    return fake_fuse();
   if (argc < 2)
     return usage();
   verb = argv[1];
@@ -587,6 +651,8 @@ int main(int argc, char **argv)
     rc = do_write(argv[2], argv[3]);
   } else if (strcmp(verb, "notify") == 0) {
     rc = do_notify(argv[2]);
+  } else if (strcmp(verb, "fuse-scan") == 0) {
+    rc = do_fuse_scan(argv[2]);
   } else if (strcmp(verb, "rawsyscall") == 0) {
     rc = do_rawsyscall(argc - 2, argv + 2);
   } else {

@@ -181,6 +181,32 @@ static void status(void)
   free(st.init_comm);
 }
 
+/* The fuse-overlayfs servers (image/fuse_serve.c) that delete must kill, written and read back. */
+static void fuse_helpers(void)
+{
+  struct rrt_error e = RRT_ERROR_INIT;
+  int fd = state_dir("c2");
+  fchmod(fd, 0700);
+  struct rrt_state w = {.id = "c2", .pid = 7, .pid_start = 8, .n_fuse_helpers = 2};
+  w.fuse_helper[0] = 100;
+  w.fuse_helper_start[0] = 1001;
+  w.fuse_helper[1] = 200;
+  w.fuse_helper_start[1] = 2002;
+  ok(rrt_state_write(fd, &w, &e) == 0, "state.json with two fuse-overlayfs servers written");
+  struct rrt_state st = {0};
+  ok(rrt_state_read(fd, &st, &e) == 0 && st.n_fuse_helpers == 2 && st.fuse_helper[0] == 100 &&
+         st.fuse_helper_start[0] == 1001 && st.fuse_helper[1] == 200 &&
+         st.fuse_helper_start[1] == 2002,
+     "read back: %zu servers", st.n_fuse_helpers);
+  rrt_state_free(&st);
+  write_at(fd, "state.json", "{\"id\":\"c2\",\"pid\":1,\"pidStart\":1}");
+  ok(rrt_state_read(fd, &st, &e) == 0 && st.n_fuse_helpers == 0,
+     "a state.json without fuseHelpers: none");
+  rrt_state_free(&st);
+  rrt_error_clear(&e);
+  close(fd);
+}
+
 int main(void)
 {
   umask(022);
@@ -191,6 +217,7 @@ int main(void)
   records();
   private_dir();
   status();
+  fuse_helpers();
   cleanup_free char *cmd = xasprintf("rm -rf %s", base);
   if (system(cmd) != 0)
     return 1;
