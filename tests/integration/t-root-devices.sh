@@ -9,7 +9,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=19
+N=23
 if ! real_root; then
   skip "device rules are enforced for real root only; this runs as uid $(id -u)" "$N"
   done_testing
@@ -41,13 +41,13 @@ run_in() {
   fi
 }
 
-check_view() { # check_view VIEW: 8 tests
+check_view() { # check_view VIEW: 10 tests
   local view=$1 id
   id=$(new_id "$view")
   rules "$deny_all"
   run_in "$view" "$id"
   if [ "$rc" = 99 ]; then
-    skip "cannot mount cgroup2 in a private mount namespace" 8
+    skip "cannot mount cgroup2 in a private mount namespace" 10
     return
   fi
   is "$out" EPERM "$view: deny-all: opening /dev/fuse inside fails with EPERM"
@@ -61,6 +61,16 @@ check_view() { # check_view VIEW: 8 tests
   rules '[{"allow": true, "access": "rwm"}, {"allow": false, "type": "c", "major": 10, "minor": 229, "access": "w"}]'
   run_in "$view" "$(new_id "$view")"
   is "$out" EPERM "$view: allow-all then deny c 10:229 w: read-write open refused (the last rule wins)"
+
+  # Issue 19.4, as the attack: rules that, written line by line to the v1 controller, opened
+  # every device (`a 1:3 rwm` is "all devices" there; a deny only removes an identical allow).
+  rules '[{"allow": false, "access": "rwm"}, {"allow": true, "type": "a", "major": 1, "minor": 3}]'
+  run_in "$view" "$(new_id "$view")"
+  is "$out" EPERM "$view: allow a 1:3 (null, both types) does not open c 10:229"
+  rules '[{"allow": false, "access": "rwm"}, {"allow": true, "type": "c"},
+    {"allow": false, "type": "c", "major": 10, "minor": 229}]'
+  run_in "$view" "$(new_id "$view")"
+  is "$out" EPERM "$view: deny all, allow c *:*, deny c 10:229: c 10:229 stays closed"
 
   rules "$deny_all"
   cfg "$b" '.process.args = ["rrt-probe", "open", "/dev/null"]'
