@@ -1,11 +1,13 @@
 /* fuzz_net.c: libFuzzer harness for the network helper: the ns agent's replies (net_recv_status),
  * publish specs and CIDRs, and the published-port relay's UDP flow table under churn (clients
  * coming, replies, a clock that jumps past the idle timeout, batches of events as the helper's
- * loop runs them), all on loopback, with an in-process agent thread as the socket factory. */
+ * loop runs them) and its TCP connections (connect, accept, bytes, half-close, close or reset at
+ * either end), all on loopback, with an in-process agent thread as the socket factory. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +23,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define CLIENTS 16
 #define PEERS 64
+#define TCP_SLOTS 8
 
 static int agent_mine = -1;
 static uint16_t host_port, ctr_port;
 static int ctr_fd = -1;
 static int clients[CLIENTS];
+static uint16_t tcp_host_port, tcp_ctr_port;
+static int tcp_ctr_listen = -1;
 static int64_t fake_now;
 
 static int64_t fake_clock(void)
@@ -72,8 +77,21 @@ static int udp_bound(uint16_t port)
   return fd;
 }
 
+static int tcp_listening(uint16_t *port)
+{
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 64) < 0)
+    abort();
+  *port = bound_port(fd);
+  return fd;
+}
+
 static void setup(void)
 {
+  /* As the helper does (net_helper_main): a write to a peer that hung up is an error. */
+  signal(SIGPIPE, SIG_IGN);
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     abort();
@@ -89,6 +107,69 @@ static void setup(void)
   close(probe);
   for (int i = 0; i < CLIENTS; i++)
     clients[i] = udp_bound(0);
+  tcp_ctr_listen = tcp_listening(&tcp_ctr_port);
+  int tprobe = tcp_listening(&tcp_host_port);
+  close(tprobe);
+}
+
+static void close_slot(int *fd, bool reset)
+{
+  if (*fd < 0)
+    return;
+  if (reset) {
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    (void)setsockopt(*fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+  }
+  close(*fd);
+  *fd = -1;
+}
+
+/* TCP through the splice relay: connect, accept, bytes either way, close or reset either end. */
+static void tcp_op(uint8_t op, uint8_t arg, int *cli, int *srv)
+{
+  int k = arg % TCP_SLOTS;
+  char buf[4096];
+  memset(buf, arg, sizeof(buf));
+  switch (op) {
+  case 8: /* a host client connects */
+    if (cli[k] < 0) {
+      cli[k] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(tcp_host_port)};
+      to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      (void)connect(cli[k], (struct sockaddr *)&to, sizeof(to));
+    }
+    break;
+  case 9: /* the container accepts */
+    if (srv[k] < 0)
+      srv[k] = accept4(tcp_ctr_listen, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    break;
+  case 10:
+    if (cli[k] >= 0)
+      (void)send(cli[k], buf, (size_t)(arg * 16 + 1), MSG_NOSIGNAL | MSG_DONTWAIT);
+    break;
+  case 11:
+    if (srv[k] >= 0)
+      (void)send(srv[k], buf, (size_t)(arg * 16 + 1), MSG_NOSIGNAL | MSG_DONTWAIT);
+    break;
+  case 12:
+    if (cli[k] >= 0)
+      while (recv(cli[k], buf, sizeof(buf), MSG_DONTWAIT) > 0)
+        ;
+    if (srv[k] >= 0)
+      while (recv(srv[k], buf, sizeof(buf), MSG_DONTWAIT) > 0)
+        ;
+    break;
+  case 13:
+    if (cli[k] >= 0)
+      (void)shutdown(cli[k], SHUT_WR);
+    break;
+  case 14:
+    close_slot(&cli[k], arg & 0x80);
+    break;
+  case 15:
+    close_slot(&srv[k], arg & 0x80);
+    break;
+  }
 }
 
 static void drain(int fd)
@@ -120,7 +201,10 @@ static void churn(const uint8_t *data, size_t size)
   fake_now = 0;
   struct rrt_port p = {.proto = IPPROTO_UDP, .host_port = host_port, .container_port = ctr_port};
   strcpy(p.host_ip, "127.0.0.1");
-  if (net_relay_listen(r, &p, &err) < 0) {
+  struct rrt_port tp = {
+      .proto = IPPROTO_TCP, .host_port = tcp_host_port, .container_port = tcp_ctr_port};
+  strcpy(tp.host_ip, "127.0.0.1");
+  if (net_relay_listen(r, &p, &err) < 0 || net_relay_listen(r, &tp, &err) < 0) {
     /* The port was taken between the probe and now: nothing to fuzz this round. */
     rrt_error_clear(&err);
     net_relay_free(r);
@@ -128,6 +212,12 @@ static void churn(const uint8_t *data, size_t size)
     return;
   }
   drain(ctr_fd);
+  int cli[TCP_SLOTS], srv[TCP_SLOTS];
+  for (int i = 0; i < TCP_SLOTS; i++)
+    cli[i] = srv[i] = -1;
+  int stale;
+  while ((stale = accept4(tcp_ctr_listen, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+    close(stale);
   for (int i = 0; i < CLIENTS; i++)
     drain(clients[i]);
   struct sockaddr_in peers[PEERS];
@@ -135,7 +225,11 @@ static void churn(const uint8_t *data, size_t size)
   struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(host_port)};
   to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   for (size_t i = 0; i + 1 < size; i += 2) {
-    uint8_t op = data[i] & 7, arg = data[i + 1];
+    uint8_t op = data[i] & 15, arg = data[i + 1];
+    if (op >= 8) {
+      tcp_op(op, arg, cli, srv);
+      continue;
+    }
     switch (op) {
     case 0: /* a client sends */
     case 1:
@@ -168,7 +262,14 @@ static void churn(const uint8_t *data, size_t size)
     }
   }
   batch(epfd, r);
+  while (net_relay_run_pending(r))
+    net_relay_reap(r);
+  net_relay_reap(r);
   net_relay_free(r);
+  for (int i = 0; i < TCP_SLOTS; i++) {
+    close_slot(&cli[i], false);
+    close_slot(&srv[i], false);
+  }
   close(epfd);
 }
 
