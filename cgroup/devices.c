@@ -93,34 +93,264 @@ static bool matches_all(const struct rule *r)
 
 /* ---------------------------------------------------------------- cgroup v1 */
 
-static int v1_apply(const char *dir, const struct rule *v, size_t n, struct rrt_error *err)
+/*
+ * The v1 controller is not a rule list: it is a default (allow or deny) and exceptions, and a
+ * line written to devices.deny only removes an identical allow exception. Writing the OCI rules
+ * one by one therefore does not give "the last match decides" (`a 1:3 rw` is read as every
+ * device; a deny after a wider allow removes nothing). So the final policy is computed here, cell
+ * by cell, and written as what the kernel can hold: a deny-all default and the exact allow list,
+ * or, when only a list of exceptions to allow-all can say it (allow all but c 10:229), that.
+ *
+ * A cell is a device type (c or b), a major (one the rules name, or any other) and a minor (the
+ * same); every device of a cell gets the same verdict, since no rule tells them apart.
+ */
+#define OTHER (-2LL)
+
+struct v1_cells {
+  long long *maj, *min;   /* the numbers the rules name, then OTHER */
+  size_t n_maj, n_min;    /* including OTHER */
+  unsigned char *bits[2]; /* [c, b][maj * n_min + min]: the access the policy allows */
+};
+
+static void add_num(long long *v, size_t *n, long long x)
 {
-  if (rrt_cg_write(dir, "devices.deny", "a", err) < 0)
-    return -1;
-  for (size_t i = 0; i < n; i++) {
-    const char *file = v[i].allow ? "devices.allow" : "devices.deny";
-    char line[64], maj[24], min[24], acc[4];
-    size_t a = 0;
-    if (v[i].access & ACC_R)
-      acc[a++] = 'r';
-    if (v[i].access & ACC_W)
-      acc[a++] = 'w';
-    if (v[i].access & ACC_M)
-      acc[a++] = 'm';
-    acc[a] = '\0';
-    if (!a)
+  if (x == ANY)
+    return;
+  for (size_t i = 0; i < *n; i++)
+    if (v[i] == x)
+      return;
+  v[(*n)++] = x;
+}
+
+/* The access bits the last matching rule of each bit allows (unmatched: denied). */
+static unsigned char cell_bits(const struct rule *v, size_t n, char type, long long maj,
+                               long long min)
+{
+  unsigned char allowed = 0, open = 7;
+  for (size_t i = n; i-- > 0 && open;) {
+    const struct rule *r = &v[i];
+    if ((r->type != 'a' && r->type != type) || (r->major != ANY && r->major != maj) ||
+        (r->minor != ANY && r->minor != min) || !(r->access & open))
       continue;
-    if (matches_all(&v[i])) {
-      snprintf(line, sizeof(line), "a");
-    } else {
-      snprintf(maj, sizeof(maj), v[i].major == ANY ? "*" : "%lld", v[i].major);
-      snprintf(min, sizeof(min), v[i].minor == ANY ? "*" : "%lld", v[i].minor);
-      snprintf(line, sizeof(line), "%c %s:%s %s", v[i].type, maj, min, acc);
-    }
-    if (rrt_cg_write(dir, file, line, err) < 0)
-      return -1;
+    if (r->allow)
+      allowed |= (unsigned char)(r->access & open);
+    open &= (unsigned char)~r->access;
+  }
+  return allowed;
+}
+
+#define V1_MAX_CELLS (1 << 16)
+
+static int cells_build(const struct rule *v, size_t n, struct v1_cells *c, struct rrt_error *err)
+{
+  c->maj = xcalloc(n + 1, sizeof(*c->maj));
+  c->min = xcalloc(n + 1, sizeof(*c->min));
+  c->n_maj = c->n_min = 0;
+  for (size_t i = 0; i < n; i++) {
+    add_num(c->maj, &c->n_maj, v[i].major);
+    add_num(c->min, &c->n_min, v[i].minor);
+  }
+  c->maj[c->n_maj++] = OTHER;
+  c->min[c->n_min++] = OTHER;
+  if (c->n_maj * c->n_min > V1_MAX_CELLS)
+    return rrt_error_msgf(err, E2BIG,
+                          "%zu majors and %zu minors: too many distinct device numbers for the "
+                          "cgroup v1 devices controller",
+                          c->n_maj - 1, c->n_min - 1);
+  for (int t = 0; t < 2; t++) {
+    c->bits[t] = xcalloc(c->n_maj * c->n_min, 1);
+    for (size_t a = 0; a < c->n_maj; a++)
+      for (size_t b = 0; b < c->n_min; b++)
+        c->bits[t][a * c->n_min + b] = cell_bits(v, n, t ? 'b' : 'c', c->maj[a], c->min[b]);
   }
   return 0;
+}
+
+static void cells_free(struct v1_cells *c)
+{
+  free(c->maj);
+  free(c->min);
+  free(c->bits[0]);
+  free(c->bits[1]);
+}
+
+static void add_line(struct rrt_cg_v1_plan *p, char type, long long maj, long long min,
+                     unsigned bits)
+{
+  char m1[24], m2[24], acc[4];
+  size_t a = 0;
+  if (bits & ACC_R)
+    acc[a++] = 'r';
+  if (bits & ACC_W)
+    acc[a++] = 'w';
+  if (bits & ACC_M)
+    acc[a++] = 'm';
+  acc[a] = '\0';
+  snprintf(m1, sizeof(m1), maj == OTHER ? "*" : "%lld", maj);
+  snprintf(m2, sizeof(m2), min == OTHER ? "*" : "%lld", min);
+  p->lines = xrealloc(p->lines, (p->n + 2) * sizeof(*p->lines));
+  p->lines[p->n++] = xasprintf("%c %s:%s %s", type, m1, m2, acc);
+  p->lines[p->n] = NULL;
+}
+
+/*
+ * The exceptions of one type, for want[] (the allowed bits in allow-list mode, the denied ones in
+ * deny-list mode): the widest entries first (*:*, M:*, *:N), each with the bits every cell it
+ * spans wants, then M:N for what they leave. True when the entries say exactly want[]: in
+ * allow-list mode each cell needs one entry with all its bits (the kernel lets an access through
+ * when one exception grants all of it), in deny-list mode their union (any bit of one denies).
+ */
+static bool cover(const struct v1_cells *c, const unsigned char *want, bool single, char type,
+                  struct rrt_cg_v1_plan *p)
+{
+  size_t nm = c->n_maj, nn = c->n_min, om = nm - 1, on = nn - 1;
+  unsigned x = 7;
+  unsigned char *y = xcalloc(nm, 1), *z = xcalloc(nn, 1);
+  memset(y, 7, nm);
+  memset(z, 7, nn);
+  for (size_t a = 0; a < nm; a++)
+    for (size_t b = 0; b < nn; b++) {
+      unsigned w = want[a * nn + b];
+      x &= w;
+      y[a] &= (unsigned char)w;
+      z[b] &= (unsigned char)w;
+    }
+  bool ok = true;
+  for (size_t a = 0; a < nm && ok; a++)
+    for (size_t b = 0; b < nn && ok; b++) {
+      unsigned w = want[a * nn + b];
+      unsigned have[4] = {x, a != om ? y[a] : 0, b != on ? z[b] : 0, a != om && b != on ? w : 0};
+      unsigned all = have[0] | have[1] | have[2] | have[3];
+      bool one = false;
+      for (int k = 0; k < 4; k++)
+        one = one || (have[k] & w) == w;
+      ok = single ? one : all == w;
+    }
+  if (ok) {
+    if (x)
+      add_line(p, type, OTHER, OTHER, x);
+    for (size_t a = 0; a < om; a++)
+      if (y[a] & ~x)
+        add_line(p, type, c->maj[a], OTHER, y[a]);
+    for (size_t b = 0; b < on; b++)
+      if (z[b] & ~x)
+        add_line(p, type, OTHER, c->min[b], z[b]);
+    for (size_t a = 0; a < om; a++)
+      for (size_t b = 0; b < on; b++) {
+        unsigned w = want[a * nn + b];
+        if (w && (w & ~x) && (w & ~y[a]) && (w & ~z[b]))
+          add_line(p, type, c->maj[a], c->min[b], w);
+      }
+  }
+  free(y);
+  free(z);
+  return ok;
+}
+
+void rrt_cg_v1_plan_free(struct rrt_cg_v1_plan *p)
+{
+  for (size_t i = 0; i < p->n; i++)
+    free(p->lines[i]);
+  free(p->lines);
+  p->lines = NULL;
+  p->n = 0;
+}
+
+static int v1_plan(const struct rule *v, size_t n, struct rrt_cg_v1_plan *p, struct rrt_error *err)
+{
+  struct v1_cells c = {0};
+  *p = (struct rrt_cg_v1_plan){0};
+  if (cells_build(v, n, &c, err) < 0) {
+    cells_free(&c);
+    return -1;
+  }
+  size_t k = c.n_maj * c.n_min;
+  bool ok = cover(&c, c.bits[0], true, 'c', p) && cover(&c, c.bits[1], true, 'b', p);
+  if (!ok) {
+    /* The same policy as exceptions to allow-all: the denied bits. */
+    rrt_cg_v1_plan_free(p);
+    p->allow_default = true;
+    for (int t = 0; t < 2; t++)
+      for (size_t i = 0; i < k; i++)
+        c.bits[t][i] = (unsigned char)(~c.bits[t][i] & 7);
+    ok = cover(&c, c.bits[0], false, 'c', p) && cover(&c, c.bits[1], false, 'b', p);
+  }
+  cells_free(&c);
+  if (!ok) {
+    rrt_cg_v1_plan_free(p);
+    return rrt_error_msgf(err, EINVAL,
+                          "the rules allow and deny overlapping ranges of devices in a way the "
+                          "cgroup v1 devices controller cannot hold (neither as an allow list "
+                          "nor as exceptions to allow-all)");
+  }
+  return 0;
+}
+
+int rrt_cg_devices_v1_plan(json_object *devices, struct rrt_cg_v1_plan *p, struct rrt_error *err)
+{
+  struct rule *v = NULL;
+  size_t n = 0;
+  if (rules_build(devices, &v, &n, err) < 0)
+    return -1;
+  int r = v1_plan(v, n, p, err);
+  free(v);
+  return r;
+}
+
+static bool has_line(char *const *lines, size_t n, const char *s, size_t len)
+{
+  for (size_t i = 0; i < n; i++)
+    if (strlen(lines[i]) == len && memcmp(lines[i], s, len) == 0)
+      return true;
+  return false;
+}
+
+/* devices.list as the plan says it must read: the allow list (any order), or, in allow-all
+ * mode, "a *:* rwm" (the kernel does not list the deny exceptions). */
+static int v1_verify(const char *dir, const struct rrt_cg_v1_plan *p, struct rrt_error *err)
+{
+  cleanup_free char *got = rrt_cg_read(dir, "devices.list");
+  if (!got)
+    return rrt_error_errno(err, "read %s/devices.list", dir);
+  char *const all[] = {"a *:* rwm"};
+  char *const *want = p->allow_default ? all : p->lines;
+  size_t n_want = p->allow_default ? 1 : p->n, n_got = 0;
+  bool same = true;
+  for (const char *s = got; *s;) {
+    size_t len = strcspn(s, "\n");
+    if (len) {
+      n_got++;
+      same = same && has_line(want, n_want, s, len);
+    }
+    s += len + (s[len] == '\n');
+  }
+  if (!same || n_got != n_want) {
+    for (char *q = got; *q; q++)
+      if (*q == '\n')
+        *q = ',';
+    return rrt_error_msgf(err, EIO,
+                          "%s/devices.list reads \"%s\" after writing the rules, not the %zu "
+                          "entries intended",
+                          dir, got, n_want);
+  }
+  return 0;
+}
+
+static int v1_apply(const char *dir, const struct rule *v, size_t n, struct rrt_error *err)
+{
+  struct rrt_cg_v1_plan p;
+  if (v1_plan(v, n, &p, err) < 0)
+    return -1;
+  /* "a" sets the default and clears every exception; then the exceptions to it. */
+  const char *def = p.allow_default ? "devices.allow" : "devices.deny";
+  const char *exc = p.allow_default ? "devices.deny" : "devices.allow";
+  int r = rrt_cg_write(dir, def, "a", err);
+  for (size_t i = 0; r == 0 && i < p.n; i++)
+    r = rrt_cg_write(dir, exc, p.lines[i], err);
+  if (r == 0)
+    r = v1_verify(dir, &p, err);
+  rrt_cg_v1_plan_free(&p);
+  return r;
 }
 
 /* ---------------------------------------------------------------- eBPF */
@@ -195,6 +425,18 @@ static struct bpf_insn *program(const struct rule *v, size_t n, size_t *len)
   }
   *len = k;
   return p;
+}
+
+int rrt_cg_devices_program(json_object *devices, struct bpf_insn **insns, size_t *len,
+                           struct rrt_error *err)
+{
+  struct rule *v = NULL;
+  size_t n = 0;
+  if (rules_build(devices, &v, &n, err) < 0)
+    return -1;
+  *insns = program(v, n, len);
+  free(v);
+  return 0;
 }
 
 static long bpf(int cmd, union bpf_attr *attr)

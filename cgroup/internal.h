@@ -17,6 +17,20 @@ bool rrt_cg_has(const char *dir, const char *file);
 /* linux.resources.devices (an array, or NULL for none) plus the devices every container needs:
  * the v1 devices controller when there is one, else an eBPF program on the v2 directory. */
 int rrt_cg_devices_apply(const struct rrt_cgroup *cg, json_object *devices, struct rrt_error *err);
+/* What the v1 devices controller is given for those rules (the config's and the needed ones):
+ * the default ("a" to devices.deny, or to devices.allow when allow_default) and the exception
+ * lines ("c 1:3 rwm", never type a), the final policy of the rules computed once. */
+struct rrt_cg_v1_plan {
+  bool allow_default;
+  char **lines; /* NULL-terminated */
+  size_t n;
+};
+int rrt_cg_devices_v1_plan(json_object *devices, struct rrt_cg_v1_plan *p, struct rrt_error *err);
+void rrt_cg_v1_plan_free(struct rrt_cg_v1_plan *p);
+/* The eBPF program for the same rules (malloc'd instructions). */
+struct bpf_insn;
+int rrt_cg_devices_program(json_object *devices, struct bpf_insn **insns, size_t *len,
+                           struct rrt_error *err);
 
 /* The cgroup v2 / v1 hierarchies of this mount namespace (cgroup.c). */
 struct rrt_cg_mounts {

@@ -5,6 +5,7 @@
 #include <json-c/json.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <nettle/sha2.h>
 #include <seccomp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -338,42 +339,47 @@ static int compile_bpf(const struct rrt_seccomp *sc, struct sock_filter **insns,
 
 /* ---- the cache ---- */
 
-/* A cache file: this header, then n little-endian-as-built sock_filter
- * instructions. The key is repeated so a stray file never loads. */
+/* A cache file: this header, the profile it was compiled from (profile_len bytes: cache_input()),
+ * then n_insns sock_filter instructions as built. The file's name is the sha256 of the profile;
+ * a hit still compares the stored profile with the one asked for byte for byte, so that a name
+ * that matches by accident (or by a crafted collision, where the cache is shared) never loads
+ * another profile's filter. */
 struct cache_header {
   char magic[8];
-  uint64_t key;
+  uint32_t profile_len;
   uint32_t n_insns;
-  uint32_t reserved;
 };
 
-static const char cache_magic[8] = {'R', 'R', 'T', 'B', 'P', 'F', '1', '\n'};
+static const char cache_magic[8] = {'R', 'R', 'T', 'B', 'P', 'F', '2', '\n'};
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
-{
-  const unsigned char *p = data;
-  for (size_t i = 0; i < len; i++) {
-    h ^= p[i];
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
-/* What decides the BPF: the profile, the libseccomp that compiles it (its
- * syscall tables and code generation) and the arch it compiles for. */
-static uint64_t cache_key(const struct rrt_seccomp *sc)
+/* What decides the BPF, as the exact bytes the key is made of: this runtime's version, the
+ * libseccomp that compiles it (its syscall tables and code generation), the arch it compiles for
+ * and the profile (canonical_json, what compile_bpf is given). */
+static char *cache_input(const struct rrt_seccomp *sc, size_t *len)
 {
   const struct scmp_version *v = seccomp_version();
-  cleanup_free char *env =
-      xasprintf("rrt-seccomp-cache-v1 libseccomp=%u.%u.%u native=%u", v ? v->major : 0,
-                v ? v->minor : 0, v ? v->micro : 0, seccomp_arch_native());
-  uint64_t h = 0xcbf29ce484222325ULL;
-  h = fnv1a(h, env, strlen(env) + 1);
-  return fnv1a(h, sc->canonical_json, strlen(sc->canonical_json));
+  char *s = xasprintf("rrt-seccomp-cache-v2 rootlessrt=%s libseccomp=%u.%u.%u native=%u%c%s",
+                      RRT_VERSION, v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0,
+                      seccomp_arch_native(), '\0', sc->canonical_json);
+  *len = strlen(s) + 1 + strlen(sc->canonical_json);
+  return s;
 }
 
-/* 0 and the program on a hit, 1 on a miss; a damaged file is a miss. */
-static int cache_read(const char *path, uint64_t key, struct sock_filter **insns, size_t *n)
+static void cache_name(const char *input, size_t len, char hex[2 * SHA256_DIGEST_SIZE + 1])
+{
+  struct sha256_ctx ctx;
+  uint8_t raw[SHA256_DIGEST_SIZE];
+  sha256_init(&ctx);
+  sha256_update(&ctx, len, (const uint8_t *)input);
+  sha256_digest(&ctx, sizeof(raw), raw);
+  for (size_t i = 0; i < sizeof(raw); i++)
+    snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+}
+
+/* 0 and the program on a hit, 1 on a miss; a damaged file, or one holding another profile, is a
+ * miss. */
+static int cache_read(const char *path, const char *input, size_t input_len,
+                      struct sock_filter **insns, size_t *n)
 {
   cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
   if (fd < 0) {
@@ -393,12 +399,17 @@ static int cache_read(const char *path, uint64_t key, struct sock_filter **insns
   if (len < sizeof(h))
     goto damaged;
   memcpy(&h, buf, sizeof(h));
-  if (memcmp(h.magic, cache_magic, sizeof(cache_magic)) != 0 || h.key != key || h.n_insns == 0 ||
-      h.n_insns > MAX_INSNS || len != sizeof(h) + (size_t)h.n_insns * sizeof(struct sock_filter))
+  if (memcmp(h.magic, cache_magic, sizeof(cache_magic)) != 0 || h.n_insns == 0 ||
+      h.n_insns > MAX_INSNS || h.profile_len > len - sizeof(h) ||
+      len - sizeof(h) - h.profile_len != (size_t)h.n_insns * sizeof(struct sock_filter))
     goto damaged;
+  if (h.profile_len != input_len || memcmp(buf + sizeof(h), input, input_len) != 0) {
+    rrt_warn("seccomp cache: %s holds the filter of another profile, recompiling", path);
+    return 1;
+  }
   *n = h.n_insns;
-  *insns = xmalloc(len - sizeof(h));
-  memcpy(*insns, buf + sizeof(h), len - sizeof(h));
+  *insns = xmalloc(*n * sizeof(struct sock_filter));
+  memcpy(*insns, buf + sizeof(h) + h.profile_len, *n * sizeof(struct sock_filter));
   return 0;
 damaged:
   rrt_warn("seccomp cache: %s is damaged, recompiling", path);
@@ -408,7 +419,7 @@ damaged:
 /* Written to a temporary name and renamed: a reader sees the old file or the
  * whole new one. No fsync: a file cut short by a crash fails the size check
  * and is simply recompiled. Failures only cost the next compile. */
-static void cache_write(const char *dir, const char *path, uint64_t key,
+static void cache_write(const char *dir, const char *path, const char *input, size_t input_len,
                         const struct sock_filter *insns, size_t n)
 {
   if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
@@ -422,9 +433,9 @@ static void cache_write(const char *dir, const char *path, uint64_t key,
     rrt_warn("seccomp cache: create %s: %s", tmp, strerror(errno));
     return;
   }
-  struct cache_header h = {.key = key, .n_insns = (uint32_t)n};
+  struct cache_header h = {.profile_len = (uint32_t)input_len, .n_insns = (uint32_t)n};
   memcpy(h.magic, cache_magic, sizeof(cache_magic));
-  if (rrt_write_all(fd, &h, sizeof(h)) < 0 ||
+  if (rrt_write_all(fd, &h, sizeof(h)) < 0 || rrt_write_all(fd, input, input_len) < 0 ||
       rrt_write_all(fd, insns, n * sizeof(struct sock_filter)) < 0 || rename(tmp, path) < 0) {
     rrt_warn("seccomp cache: write %s: %s", path, strerror(errno));
     unlink(tmp);
@@ -462,11 +473,14 @@ int rrt_seccomp_compile(const struct rrt_seccomp *sc, const char *cache_dir,
   struct sock_filter *insns = NULL;
   size_t n = 0;
   cleanup_free char *path = NULL;
-  uint64_t key = 0;
-  if (cache_dir && sc->canonical_json) {
-    key = cache_key(sc);
-    path = xasprintf("%s/%016llx.bpf", cache_dir, (unsigned long long)key);
-    if (cache_read(path, key, &insns, &n) == 0) {
+  cleanup_free char *input = NULL;
+  size_t input_len = 0;
+  if (cache_dir && sc->canonical_json && strlen(sc->canonical_json) < UINT32_MAX / 2) {
+    char name[2 * SHA256_DIGEST_SIZE + 1];
+    input = cache_input(sc, &input_len);
+    cache_name(input, input_len, name);
+    path = xasprintf("%s/%s.bpf", cache_dir, name);
+    if (cache_read(path, input, input_len, &insns, &n) == 0) {
       rrt_debug("seccomp: cache hit %s", path);
       f->prog.filter = insns;
       f->prog.len = (unsigned short)n;
@@ -479,7 +493,7 @@ int rrt_seccomp_compile(const struct rrt_seccomp *sc, const char *cache_dir,
   f->prog.filter = insns;
   f->prog.len = (unsigned short)n;
   if (path)
-    cache_write(cache_dir, path, key, insns, n);
+    cache_write(cache_dir, path, input, input_len, insns, n);
   *out = steal_ptr(&f);
   return 0;
 }

@@ -15,6 +15,8 @@
 #define NET_MTU_MIN 68
 #define NET_MTU_MAX 65521
 #define NET_MTU_DEFAULT 65520
+#define NET_UDP_IDLE_DEFAULT 60
+#define NET_UDP_IDLE_MAX 86400
 
 static int parse_port_field(const char *spec, const char *field, const char *s, uint16_t *out,
                             struct rrt_error *err)
@@ -195,6 +197,14 @@ static int apply_option(const char *key, const char *v, const char *what,
     snprintf(cfg->cidr, sizeof(cfg->cidr), "%s", v);
     return 0;
   }
+  if (strcmp(key, "udp-idle-timeout") == 0) {
+    unsigned long long s;
+    if (rrt_parse_u64(v, &s) < 0 || s < 1 || s > NET_UDP_IDLE_MAX)
+      return rrt_error_set(err, 0, "%s: expected seconds from 1 to %d, got \"%s\"", what,
+                           NET_UDP_IDLE_MAX, v);
+    cfg->udp_idle_s = (unsigned)s;
+    return 0;
+  }
   if (strcmp(key, "ports-via") == 0) {
     if (strcmp(v, "splice") == 0)
       cfg->ports_via_slirp = false;
@@ -206,12 +216,12 @@ static int apply_option(const char *key, const char *v, const char *what,
   }
   return rrt_error_set(err, 0,
                        "%s: unknown network option (known: network, publish, mtu, ipv6, "
-                       "host-loopback, cidr, ports-via)",
+                       "host-loopback, cidr, ports-via, udp-idle-timeout)",
                        what);
 }
 
-static const char *const annotation_keys[] = {"network",       "publish", "mtu",      "ipv6",
-                                              "host-loopback", "cidr",    "ports-via"};
+static const char *const annotation_keys[] = {
+    "network", "publish", "mtu", "ipv6", "host-loopback", "cidr", "ports-via", "udp-idle-timeout"};
 
 static int apply_annotations(const struct rrt_spec *spec, struct rrt_net_config *cfg,
                              struct rrt_error *err)
@@ -253,8 +263,8 @@ int rrt_net_config_build(const struct rrt_spec *spec, const char *cli_network,
                          char *const *cli_publish, size_t n_cli_publish, char *const *cli_opts,
                          size_t n_cli_opts, struct rrt_net_config *cfg, struct rrt_error *err)
 {
-  __attribute__((cleanup(rrt_net_config_free))) struct rrt_net_config c = {.mode = RRT_NET_DEFAULT,
-                                                                           .mtu = NET_MTU_DEFAULT};
+  __attribute__((cleanup(rrt_net_config_free))) struct rrt_net_config c = {
+      .mode = RRT_NET_DEFAULT, .mtu = NET_MTU_DEFAULT, .udp_idle_s = NET_UDP_IDLE_DEFAULT};
   snprintf(c.cidr, sizeof(c.cidr), "10.0.2.0/24");
 
   if (spec && apply_annotations(spec, &c, err) < 0)

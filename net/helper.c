@@ -311,6 +311,7 @@ static int helper_setup(struct helper *h, int userns_fd, int netns_fd, int init_
   if (start_slirp(h, cfg, &a, err) < 0)
     return -1;
   h->relay = net_relay_new(h->epfd, h->agent_sock, max_conns);
+  net_relay_set_udp_idle(h->relay, (int64_t)(cfg->udp_idle_s ? cfg->udp_idle_s : 60) * 1000);
   /* Listening before readiness is reported: a port in use fails `create`. */
   for (size_t i = 0; i < cfg->n_ports; i++) {
     const struct rrt_port *p = &cfg->ports[i];

@@ -67,6 +67,10 @@ struct net_ev {
  * container netns (the slirp path cannot answer UDP with host loopback disabled). */
 struct net_relay;
 struct net_relay *net_relay_new(int epfd, int agent_sock, size_t max_conns);
+/* How long a UDP client's flow may stay idle before a datagram of another client closes it. */
+void net_relay_set_udp_idle(struct net_relay *r, int64_t ms);
+/* The clock the relay's timeouts read (CLOCK_MONOTONIC, ms); the fuzz target sets its own. */
+void net_relay_set_clock(struct net_relay *r, int64_t (*clock_ms)(void));
 int net_relay_listen(struct net_relay *r, const struct rrt_port *port, struct rrt_error *err);
 void net_relay_event(struct net_relay *r, struct net_ev *ev, uint32_t events);
 size_t net_relay_conn_count(const struct net_relay *r);
@@ -78,7 +82,7 @@ void net_relay_free(struct net_relay *r);
 
 /* What rootlessrt passes rootlessrt-net on its command line, in this order (helper_main.c);
  * changing it means a new number, so that a helper of another release refuses to start. */
-#define NET_HELPER_PROTOCOL "rootlessrt-net/1"
+#define NET_HELPER_PROTOCOL "rootlessrt-net/2"
 
 /* The helper's body, in the runtime's namespaces; never returns. */
 __attribute__((noreturn)) void net_helper_main(int ready_fd, int userns_fd, int netns_fd,

@@ -55,7 +55,7 @@ struct conn {
 /* A published UDP port: one socket in the container netns per host-side client, connected to
  * the container's port on its loopback; replies go back from the listening socket. */
 #define UDP_FLOWS_MAX 256
-#define UDP_IDLE_MS 60000
+#define UDP_IDLE_MS_DEFAULT 60000
 #define UDP_BUF 65536
 
 struct udp_flow {
@@ -65,7 +65,8 @@ struct udp_flow {
   struct sockaddr_storage peer;
   socklen_t peer_len;
   int64_t last_ms;
-  struct udp_flow *next;
+  bool dead;
+  struct udp_flow *next; /* the listener's flows, or the graveyard once dead */
 };
 
 struct udp_listener {
@@ -84,8 +85,18 @@ struct net_relay {
   struct listener *listeners;
   struct udp_listener *udp;
   struct conn *conns, *graveyard, *pending;
+  struct udp_flow *udp_graveyard;
+  int64_t udp_idle_ms;
+  int64_t (*clock_ms)(void);
   uint8_t *udp_buf;
 };
+
+static int64_t now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 struct net_relay *net_relay_new(int epfd, int agent_sock, size_t max_conns)
 {
@@ -93,19 +104,24 @@ struct net_relay *net_relay_new(int epfd, int agent_sock, size_t max_conns)
   r->epfd = epfd;
   r->agent_sock = agent_sock;
   r->max_conns = max_conns;
+  r->udp_idle_ms = UDP_IDLE_MS_DEFAULT;
+  r->clock_ms = now_ms;
   return r;
+}
+
+void net_relay_set_udp_idle(struct net_relay *r, int64_t ms)
+{
+  r->udp_idle_ms = ms;
+}
+
+void net_relay_set_clock(struct net_relay *r, int64_t (*clock_ms)(void))
+{
+  r->clock_ms = clock_ms ? clock_ms : now_ms;
 }
 
 size_t net_relay_conn_count(const struct net_relay *r)
 {
   return r->n_conns;
-}
-
-static int64_t now_ms(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static int udp_listen(struct net_relay *r, const struct rrt_port *port,
@@ -135,12 +151,16 @@ static int udp_listen(struct net_relay *r, const struct rrt_port *port,
   return 0;
 }
 
-static void udp_flow_close(struct udp_listener *l, struct udp_flow **pp)
+/* Freed after the current batch of epoll events, which may still name it (as TCP's). */
+static void udp_flow_close(struct net_relay *r, struct udp_listener *l, struct udp_flow **pp)
 {
   struct udp_flow *f = *pp;
   *pp = f->next;
   close(f->fd); /* leaves the epoll set with it */
-  free(f);
+  f->fd = -1;
+  f->dead = true;
+  f->next = r->udp_graveyard;
+  r->udp_graveyard = f;
   l->n_flows--;
 }
 
@@ -156,15 +176,15 @@ static void udp_from_host(struct net_relay *r, struct udp_listener *l)
         continue;
       return; /* EAGAIN, or an ICMP error of an earlier send */
     }
-    int64_t now = now_ms();
+    int64_t now = r->clock_ms();
     struct udp_flow *f = NULL;
     for (struct udp_flow **pp = &l->flows; *pp;) {
       if ((*pp)->peer_len == plen && memcmp(&(*pp)->peer, &peer, plen) == 0) {
         f = *pp;
         break;
       }
-      if (now - (*pp)->last_ms > UDP_IDLE_MS)
-        udp_flow_close(l, pp);
+      if (now - (*pp)->last_ms > r->udp_idle_ms)
+        udp_flow_close(r, l, pp);
       else
         pp = &(*pp)->next;
     }
@@ -217,7 +237,7 @@ static void udp_from_ctr(struct net_relay *r, struct udp_flow *f)
         continue;
       return;
     }
-    f->last_ms = now_ms();
+    f->last_ms = r->clock_ms();
     (void)sendto(f->l->fd, r->udp_buf, (size_t)n, 0, (struct sockaddr *)&f->peer, f->peer_len);
   }
 }
@@ -522,7 +542,9 @@ void net_relay_event(struct net_relay *r, struct net_ev *ev, uint32_t events)
     return;
   }
   if (ev->kind == NET_EV_UDP_FLOW) {
-    udp_from_ctr(r, container_of(ev, struct udp_flow, ev));
+    struct udp_flow *f = container_of(ev, struct udp_flow, ev);
+    if (!f->dead)
+      udp_from_ctr(r, f);
     return;
   }
   struct conn *c = ev->kind == NET_EV_CONN_HOST ? container_of(ev, struct conn, host_ev)
@@ -587,6 +609,11 @@ void net_relay_reap(struct net_relay *r)
     r->graveyard = c->next;
     free(c);
   }
+  while (r->udp_graveyard) {
+    struct udp_flow *f = r->udp_graveyard;
+    r->udp_graveyard = f->next;
+    free(f);
+  }
 }
 
 void net_relay_free(struct net_relay *r)
@@ -607,10 +634,11 @@ void net_relay_free(struct net_relay *r)
     struct udp_listener *l = r->udp;
     r->udp = l->next;
     while (l->flows)
-      udp_flow_close(l, &l->flows);
+      udp_flow_close(r, l, &l->flows);
     close(l->fd);
     free(l);
   }
+  net_relay_reap(r);
   free(r->udp_buf);
   free(r);
 }

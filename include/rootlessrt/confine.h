@@ -35,8 +35,10 @@ int rrt_lsm_apply(const struct rrt_process *proc, struct rrt_error *err);
 /* A compiled seccomp filter (BPF), ready to load. */
 struct rrt_seccomp_filter;
 
-/* Compiles (or takes from cache_dir, keyed by a hash of canonical_json; NULL
- * = no cache) the filter. Unknown syscall names are skipped with a warning. */
+/* Compiles (or takes from cache_dir, keyed by the sha256 of canonical_json and
+ * the runtime's and libseccomp's versions, the profile stored beside the program
+ * and compared on every hit; NULL = no cache) the filter. Unknown syscall names are skipped with a
+ * warning. */
 int rrt_seccomp_compile(const struct rrt_seccomp *sc, const char *cache_dir,
                         struct rrt_seccomp_filter **out, struct rrt_error *err);
 /* Loads it (the last step before execve). With SCMP_ACT_NOTIFY the listener fd

@@ -306,6 +306,48 @@ gone_and_free "rrt kill KILL" "$ann_helper" "$PA" "$PAX" "$PAU/udp"
 rrt delete "$ann" >/dev/null 2>&1
 nothing_left "$ann" "$b_ann"
 
+# ---------------------------------------------------------------- UDP flows past their idle time
+
+# Issue 19.3, as the attack: 200 UDP clients idle past the flow timeout (1 s here, by
+# --network-opt udp-idle-timeout), then a new client's datagram and the container's replies on
+# every idle flow in one batch of the helper's events (the helper is stopped while both arrive).
+# The new client's datagram closes the idle flows; their events later in the batch must not reach
+# freed memory. Under ASan the helper's reports go to a file, which must stay absent.
+UDPPY=$TESTS_DIR/netbench/udp-idle.py
+b_udp=$(netbundle udpidle /usr/bin/python3 /udp-idle.py server 5353 /x)
+mkdir -p "$T_WORK/udpx" "$T_WORK/asan" && cp "$UDPPY" "$b_udp/rootfs/udp-idle.py" ||
+  bail_out "cannot prepare $b_udp"
+cfg "$b_udp" '.mounts += [{destination: "/x", type: "bind", source: $d, options: ["rbind", "rw"]}]' \
+  --arg d "$T_WORK/udpx" || bail_out "cannot edit $b_udp/config.json"
+udp=$(new_id udpidle)
+PI=$(free_port)
+run env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$T_WORK/asan/net" \
+  "$RRT" --root "$RRT_ROOT" run -d -p "127.0.0.1:$PI:5353/udp" --network-opt udp-idle-timeout=1 \
+  -b "$b_udp" "$udp"
+is "$rc" 0 "run -d with --network-opt udp-idle-timeout=1"; [ "$rc" = 0 ] || diag "$err"
+uh=$(helper_of "$udp")
+if [ "${RRT_ASAN:-0}" = 1 ]; then
+  has_line "$(cat "/proc/$uh/maps" 2>&1)" 'libasan' "the network helper is the ASan build"
+else
+  pass "the network helper is the normal build (RRT_ASAN is not set)"
+fi
+wait_until 10 py udp-ping "$PI" warm >/dev/null || diag "the UDP server did not answer in 10 s"
+run "$PY" "$UDPPY" clients "$PI" 200 1 "$uh" "$T_WORK/udpx"
+is "$out" "pinged=200 new=ok late_wrong=0 again=200" \
+  "200 idle UDP flows closed by a new client while their replies wait: every client answered right"
+[ "$rc" = 0 ] || diag "$err"
+if alive "$uh"; then pass "the helper survived"; else fail "the helper survived" "helper $uh is gone"; fi
+is "$(cat "$T_WORK"/asan/net.* 2>/dev/null | head -n 20)" "" "no sanitizer report from the helper"
+rrt kill "$udp" KILL >/dev/null 2>&1
+wait_status "$udp" stopped 10
+rrt delete "$udp" >/dev/null 2>&1
+nothing_left "$udp" "$b_udp"
+bad=$(new_id udpidle)
+run rrt create -p "$(free_port):53/udp" --network-opt udp-idle-timeout=0 -b "$b_udp" "$bad"
+like "$rc:$err" '^1:.*--(network-opt )?udp-idle-timeout: expected seconds from 1 to 86400, got "0"' \
+  "udp-idle-timeout=0 is refused, naming the option"
+nothing_left "$bad" "$b_udp"
+
 # ---------------------------------------------------------------- exit, failed create
 
 b_exit=$(mkbundle exit sh -c 'ip -o addr show tap0')

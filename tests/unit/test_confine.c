@@ -712,6 +712,87 @@ static void test_seccomp_big_and_cache(void)
   (void)!system(cmd);
 }
 
+/* The one .bpf file of dir, as a path (malloc'd), or NULL. */
+static char *only_file(const char *dir)
+{
+  char *path = NULL;
+  DIR *d = opendir(dir);
+  struct dirent *de;
+  while (d && (de = readdir(d)))
+    if (de->d_name[0] != '.') {
+      free(path);
+      path = xasprintf("%s/%s", dir, de->d_name);
+    }
+  if (d)
+    closedir(d);
+  return path;
+}
+
+/*
+ * The attack on a shared cache: profile B (allows everything) is crafted so that its entry lands
+ * under profile A's name. Planted here by copying B's cache file to the name A's compile uses; A
+ * must still get A's filter (mkdir denied), never B's.
+ */
+static void test_seccomp_cache_collision(void)
+{
+  struct rrt_seccomp_syscall deny_mkdir[] = {
+      {.names = STRV("mkdir", "mkdirat"), .action = "SCMP_ACT_ERRNO"}};
+  struct rrt_seccomp a = {.default_action = "SCMP_ACT_ALLOW",
+                          .syscalls = deny_mkdir,
+                          .n_syscalls = 1,
+                          .canonical_json =
+                              "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"deny\":\"mkdir\"}"};
+  struct rrt_seccomp_syscall allow_getpid[] = {
+      {.names = STRV("getpid"), .action = "SCMP_ACT_ALLOW"}};
+  struct rrt_seccomp b = {.default_action = "SCMP_ACT_ALLOW",
+                          .syscalls = allow_getpid,
+                          .n_syscalls = 1,
+                          .canonical_json = "{\"defaultAction\":\"SCMP_ACT_ALLOW\"}"};
+  char da[] = "/tmp/rrt-confine-ca-XXXXXX", db[] = "/tmp/rrt-confine-cb-XXXXXX";
+  if (!mkdtemp(da) || !mkdtemp(db))
+    abort();
+  rrt_seccomp_filter_free(compile_ok(&a, da, "profile A into its cache"));
+  rrt_seccomp_filter_free(compile_ok(&b, db, "profile B into its cache"));
+  char *pa = only_file(da), *pb = only_file(db);
+  ok(pa && pb && strcmp(strrchr(pa, '/'), strrchr(pb, '/')) != 0 &&
+         strlen(strrchr(pa, '/') + 1) == 64 + 4,
+     "seccomp cache: A and B have their own entries, named by a sha256 (%s)", pa ? pa : "none");
+  char cmd[600];
+  snprintf(cmd, sizeof(cmd), "cp %s %s", pb ? pb : "/nonexistent", pa ? pa : "/nonexistent");
+  ok(system(cmd) == 0, "seccomp cache: B's entry planted under A's name");
+
+  struct capture cap;
+  capture_begin(&cap);
+  struct rrt_seccomp_filter *f = compile_ok(&a, da, "profile A over B's planted entry");
+  char *warned = capture_end(&cap);
+  ok(strstr(warned, "holds the filter of another profile, recompiling") != NULL,
+     "seccomp cache: the planted entry is noticed (%s)", warned);
+  free(warned);
+  char *out = NULL;
+  struct probe p = {f, &a, probe_mkdir};
+  in_child(load_child, &p, &out);
+  is_str(out, "open=ok mkdir=EPERM getpid=ok",
+         "seccomp cache: A's filter is what loads (mkdir denied), not B's");
+  free(out);
+  rrt_seccomp_filter_free(f);
+
+  /* The miss rewrote the entry: the next compile of A is a hit on A's own filter. */
+  capture_begin(&cap);
+  f = compile_ok(&a, da, "profile A again");
+  warned = capture_end(&cap);
+  is_str(warned, "", "seccomp cache: the rewritten entry is A's (no warning)");
+  free(warned);
+  p = (struct probe){f, &a, probe_mkdir};
+  in_child(load_child, &p, &out);
+  is_str(out, "open=ok mkdir=EPERM getpid=ok", "seccomp cache: the hit loads A's filter");
+  free(out);
+  rrt_seccomp_filter_free(f);
+  free(pa);
+  free(pb);
+  snprintf(cmd, sizeof(cmd), "rm -rf %s %s", da, db);
+  (void)!system(cmd);
+}
+
 /* SCMP_ACT_NOTIFY: the listener fd and the containerProcessState reach an
  * agent on listenerPath; the agent answers mkdir with EROFS. */
 struct notify_arg {
@@ -1081,6 +1162,7 @@ int main(void)
   test_seccomp_basic();
   test_seccomp_errors();
   test_seccomp_big_and_cache();
+  test_seccomp_cache_collision();
   test_seccomp_notify();
   test_limits(have_userns);
   test_fds();

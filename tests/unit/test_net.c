@@ -223,6 +223,16 @@ static void test_cli_options(void)
          strstr(err.msg, "unknown network option"),
      "an unknown --network-opt is an error: %s", rrt_error_msg(&err));
   rrt_error_clear(&err);
+  is_int(c.udp_idle_s, 60, "UDP flows close after 60 s idle by default");
+  char *idle[] = {"udp-idle-timeout=5"};
+  ok(rrt_net_config_build(NULL, "slirp", NULL, 0, idle, 1, &c, &err) == 0 && c.udp_idle_s == 5,
+     "--network-opt udp-idle-timeout=5: %s", rrt_error_msg(&err));
+  rrt_net_config_free(&c);
+  char *idle0[] = {"udp-idle-timeout=0"};
+  ok(rrt_net_config_build(NULL, "slirp", NULL, 0, idle0, 1, &c, &err) < 0 && err.msg &&
+         strstr(err.msg, "udp-idle-timeout: expected seconds from 1 to 86400, got \"0\""),
+     "udp-idle-timeout=0 is refused: %s", rrt_error_msg(&err));
+  rrt_error_clear(&err);
   char *noeq[] = {"mtu"};
   ok(rrt_net_config_build(NULL, "slirp", NULL, 0, noeq, 1, &c, &err) < 0 && err.msg &&
          strstr(err.msg, "KEY=VALUE"),
