@@ -256,12 +256,20 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
    * would stay in the caller's, seeing and able to signal every process there. */
   bool joined_pid = has_ns(ia, CLONE_NEWPID) && !(ia->ns_flags & CLONE_NEWPID);
   if (has_ns(ia, CLONE_NEWPID) || has_ns(ia, CLONE_NEWTIME)) {
+    /* In another container's pid namespace, that container sees init from the fork on: init is
+     * not dumpable until its execve (confine.h, THE REACH RULE). Cleared here, before the fork,
+     * so that init never exists dumpable there, not even before it first runs. */
+    if (joined_pid)
+      rrt_confine_undumpable();
     pid_t pid = fork();
     if (pid < 0) {
       rrt_error_errno(err, "fork init");
       goto out;
     }
     if (pid > 0) {
+      /* newuidmap writes our maps through our /proc entry; we are not in that namespace. */
+      if (joined_pid && ia->plan->create)
+        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
       /* init as a pidfd: the runtime takes its pid from the kernel and checks it is our child
        * (sync.h). init cannot be reaped (and its pid reused) before: we do not wait. */
       cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -273,10 +281,6 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
       wait_for_maps(ia->maps_fd);
       _exit(0);
     }
-    /* In another container's pid namespace, that container sees init from now on: not dumpable
-     * until its execve (confine.h, THE REACH RULE). */
-    if (joined_pid)
-      rrt_confine_undumpable();
   } else {
     cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
     if (pidfd < 0) {
