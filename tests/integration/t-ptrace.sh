@@ -52,6 +52,12 @@ refused() {
   no_line "$1" '^root: ok$' "$2: its /proc/PID/root cannot be opened"
   no_line "$1" '^getfd: [1-9]' "$2: none of its fds can be taken with pidfd_getfd"
 }
+# release_fifo: a runtime still blocked reading the FIFO (the old one, killed by timeout, leaves
+# its process there) reads a line and goes on, so that it is no target for the next round.
+release_fifo() {
+  touch "$out_dir/release.stop"
+  run rrt exec -e HOME=/ "$id" rrt-probe reach-helpers /out/release.txt /out/release.stop 0
+}
 fifo_passwd() {
   run rrt exec -e HOME=/ "$id" rrt-probe mkfifo /etc/passwd
   is "$rc" 0 "/etc/passwd in the container is now a FIFO ($1)"
@@ -61,21 +67,23 @@ fifo_passwd() {
 
 fifo_passwd "no reader"
 start=$SECONDS
-run timeout 10 "$RRT" --root "$RRT_ROOT" --log "$T_WORK/fifo.log" exec "$id" rrt-probe env
+run timeout -k 2 10 "$RRT" --root "$RRT_ROOT" --log "$T_WORK/fifo.log" exec "$id" rrt-probe env
 is "$rc" 0 "exec with a FIFO at /etc/passwd completes (no one ever writes to it)"
 has_line "$out" '^HOME=/$' "HOME=/ when /etc/passwd is not a regular file"
 ok "it took less than 5 s" test $((SECONDS - start)) -lt 5
 like "$(cat "$T_WORK/fifo.log" 2>/dev/null)" 'HOME=/: /etc/passwd in the container is not a regular file' \
   "the log says why HOME is /"
+release_fifo
 
 # ---------------------------------------------------------------- exec: the attack
 
 fifo_passwd "attack"
 attack exec 0
-run timeout 20 "$RRT" --root "$RRT_ROOT" exec "$id" rrt-probe env
+run timeout -k 2 20 "$RRT" --root "$RRT_ROOT" exec "$id" rrt-probe env
 is "$rc" 0 "exec under attack completes"
 has_line "$out" '^HOME=/$' "its HOME is / (the attacker's passwd line never reached it)"
 res=$(attack_result exec)
+release_fifo
 diag "attacker: $(tr '\n' ' ' <<<"$res")"
 refused "$res" "exec"
 
@@ -83,9 +91,10 @@ refused "$res" "exec"
 fifo_passwd "forged pid"
 attack forge "$host_pid"
 pf=$T_WORK/exec.pid
-run timeout 20 "$RRT" --root "$RRT_ROOT" exec -d --pid-file "$pf" "$id" rrt-probe sleep 1000
+run timeout -k 2 20 "$RRT" --root "$RRT_ROOT" exec -d --pid-file "$pf" "$id" rrt-probe sleep 1000
 is "$rc" 0 "exec -d --pid-file under attack"
 res=$(attack_result forge)
+release_fifo
 diag "attacker: $(tr '\n' ' ' <<<"$res")"
 p=$(cat "$pf" 2>/dev/null)
 isnt "$p" "$host_pid" "--pid-file does not hold the forged (host) pid"
@@ -95,9 +104,10 @@ like "$(tr '\0' ' ' <"/proc/${p:-0}/cmdline" 2>/dev/null)" '^rrt-probe sleep 100
 # An exec that fails after its process started kills that process: never the forged pid.
 fifo_passwd "forged pid, failing exec"
 attack forge2 "$host_pid"
-run timeout 20 "$RRT" --root "$RRT_ROOT" exec -d --pid-file "$T_WORK/no/such/dir/pid" "$id" rrt-probe sleep 1000
+run timeout -k 2 20 "$RRT" --root "$RRT_ROOT" exec -d --pid-file "$T_WORK/no/such/dir/pid" "$id" rrt-probe sleep 1000
 is "$rc" 1 "exec -d with an unwritable --pid-file fails"
 res=$(attack_result forge2)
+release_fifo
 diag "attacker: $(tr '\n' ' ' <<<"$res")"
 ok "the host process of the user that a forged report named is alive" kill -0 "$host_pid"
 
