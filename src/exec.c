@@ -463,7 +463,7 @@ static const char *report_name(uint32_t type)
  * the socket is close-on-exec) or one error. Anything more is a protocol error: the process is
  * killed (through its pidfd, never by a pid a report named) and the exec fails saying so.
  */
-static int collect_reports(int fd, pid_t child, pid_t *pid, int *pidfd, struct rrt_error *err)
+int rrt_exec_collect_reports(int fd, pid_t child, pid_t *pid, int *pidfd, struct rrt_error *err)
 {
   struct rrt_error failure = RRT_ERROR_INIT;
   bool have_error = false;
@@ -502,7 +502,16 @@ static int collect_reports(int fd, pid_t child, pid_t *pid, int *pidfd, struct r
       *pidfd = steal_fd(&m.fd);
     }
     rrt_sync_msg_free(&m);
-    if (rc < 0 || rrt_sync_send(fd, RRT_SYNC_CONTINUE, 0, NULL, &e) < 0) {
+    if (rc < 0) {
+      /* No pid to trust: the joining child, told so, kills the process it forked (it is
+       * waiting for our CONTINUE, see join_and_fork) and exits. */
+      rrt_sync_send_error(fd, &e);
+      rrt_error_clear(&failure);
+      rrt_error_move(err, &e);
+      return rrt_error_wrap(err, "exec");
+    }
+    if (rrt_sync_send(fd, RRT_SYNC_CONTINUE, 0, NULL, &e) < 0) {
+      (void)syscall(SYS_pidfd_send_signal, *pidfd, SIGKILL, NULL, 0);
       kill(child, SIGKILL);
       rrt_error_clear(&failure);
       rrt_error_move(err, &e);
@@ -658,7 +667,7 @@ int rrt_exec(const struct rrt_global *g, const struct rrt_exec_opts *o, struct r
   }
   pid_t pid = 0;
   cleanup_close int pidfd = -1;
-  int cr = collect_reports(sv[0], child, &pid, &pidfd, err);
+  int cr = rrt_exec_collect_reports(sv[0], child, &pid, &pidfd, err);
   while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
     ;
   if (cr < 0) {

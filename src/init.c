@@ -273,8 +273,7 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
       /* init as a pidfd: the runtime takes its pid from the kernel and checks it is our child
        * (sync.h). init cannot be reaped (and its pid reused) before: we do not wait. */
       cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-      if (pidfd < 0 ||
-          rrt_sync_send_fd(ia->sync_fd, RRT_SYNC_INIT_PID, pid, NULL, pidfd, err) < 0)
+      if (pidfd < 0 || rrt_sync_send_fd(ia->sync_fd, RRT_SYNC_INIT_PID, pid, NULL, pidfd, err) < 0)
         kill(pid, SIGKILL);
       /* The maps are written through this process's /proc entry: stay
        * until they are. */

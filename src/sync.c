@@ -206,9 +206,11 @@ static long long proc_field(const char *path, const char *key, long long fallbac
   if (rrt_read_file(path, &text, NULL, NULL) < 0)
     return fallback;
   size_t klen = strlen(key);
-  for (const char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+  for (const char *line = text; line && *line;
+       line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
     long long v;
-    if (strncmp(line, key, klen) == 0 && line[klen] == ':' && sscanf(line + klen + 1, "%lld", &v) == 1)
+    if (strncmp(line, key, klen) == 0 && line[klen] == ':' &&
+        sscanf(line + klen + 1, "%lld", &v) == 1)
       return v;
   }
   return fallback;
@@ -217,22 +219,22 @@ static long long proc_field(const char *path, const char *key, long long fallbac
 int rrt_sync_child_pid(int pidfd, pid_t child, pid_t *pid, struct rrt_error *err)
 {
   if (pidfd < 0)
-    return rrt_error_set(err, EPROTO, "sync: INIT_PID came without the process's pidfd");
+    return rrt_error_msgf(err, EPROTO, "sync: INIT_PID came without the process's pidfd");
   char path[64];
   snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
   long long p = proc_field(path, "Pid", 0);
   if (p <= 0)
-    return rrt_error_set(err, EPROTO,
-                         "sync: INIT_PID: the process its pidfd names is gone or not in our pid "
-                         "namespace");
+    return rrt_error_msgf(err, EPROTO,
+                          "sync: INIT_PID: the process its pidfd names is gone or not in our pid "
+                          "namespace");
   if (p != child) {
     snprintf(path, sizeof(path), "/proc/%lld/status", p);
     long long ppid = proc_field(path, "PPid", -1);
     if (ppid != child)
-      return rrt_error_set(err, EPROTO,
-                           "sync: INIT_PID names pid %lld, which is neither our child %d nor its "
-                           "child (its parent is %lld): refused",
-                           p, (int)child, ppid);
+      return rrt_error_msgf(err, EPROTO,
+                            "sync: INIT_PID names pid %lld, which is neither our child %d nor its "
+                            "child (its parent is %lld): refused",
+                            p, (int)child, ppid);
   }
   *pid = (pid_t)p;
   return 0;

@@ -565,7 +565,8 @@ static int do_reach_helpers(const char *out, const char *stop, const char *hostp
       fd = open("/etc/passwd", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     }
     const char line[] = "root:x:0:0:root:/fifo-home:/bin/sh\n";
-    fprintf(o, "fifo: %s\n", fd >= 0 && write(fd, line, sizeof(line) - 1) > 0 ? "written" : "no reader");
+    fprintf(o, "fifo: %s\n",
+            fd >= 0 && write(fd, line, sizeof(line) - 1) > 0 ? "written" : "no reader");
     if (fd >= 0)
       close(fd);
   }

@@ -35,7 +35,7 @@ attack() {
 # attack_result NAME: stops the attacker (if it is still looking) and prints what it did.
 attack_result() {
   touch "$out_dir/$1.stop"
-  wait_until 20 grep -qx done "$out_dir/$1.txt" || diag "the attacker ($1) did not finish"
+  wait_until 20 grep -qx 'done' "$out_dir/$1.txt" || diag "the attacker ($1) did not finish"
   cat "$out_dir/$1.txt" 2>/dev/null
 }
 # refused RESULT NAME: every attempt on the runtime's process was refused. With the fix, exec's
@@ -120,7 +120,7 @@ hook=$T_WORK/hold-hook.sh
 cat >"$hook" <<EOF
 #!/bin/sh
 i=0
-while [ ! -e "$out_dir/join.txt" ] || ! grep -qx done "$out_dir/join.txt"; do
+while [ ! -e "$out_dir/join.txt" ] || ! grep -qx 'done' "$out_dir/join.txt"; do
   i=\$((i + 1)); [ \$i -gt 400 ] && exit 0; sleep 0.05
 done
 EOF
