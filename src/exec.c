@@ -619,6 +619,8 @@ int rrt_exec(const struct rrt_global *g, const struct rrt_exec_opts *o, struct r
     r.t.ns[i] = -1;
   r.t.rootfd = -1;
   int ret = -1;
+  /* Up here: every goto below lands in its scope. */
+  cleanup_close int pidfd = -1;
   if (prepare(g, o, &r, err) < 0)
     goto out;
   int sv[2];
@@ -666,7 +668,6 @@ int rrt_exec(const struct rrt_global *g, const struct rrt_exec_opts *o, struct r
     r.console_fd = -1;
   }
   pid_t pid = 0;
-  cleanup_close int pidfd = -1;
   int cr = rrt_exec_collect_reports(sv[0], child, &pid, &pidfd, err);
   while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
     ;
