@@ -1,6 +1,7 @@
 /* sync.c: typed messages over SOCK_SEQPACKET: header then payload, one datagram. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -197,4 +198,57 @@ void rrt_sync_msg_free(struct rrt_sync_msg *msg)
   if (msg->fd >= 0)
     close(msg->fd);
   msg->fd = -1;
+}
+
+/* A "Key:\tN" line of a /proc file, or fallback. */
+static long long proc_field(const char *path, const char *key, long long fallback)
+{
+  cleanup_free char *text = NULL;
+  if (rrt_read_file(path, &text, NULL, NULL) < 0)
+    return fallback;
+  size_t klen = strlen(key);
+  for (const char *line = text; line && *line;
+       line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+    long long v;
+    if (strncmp(line, key, klen) == 0 && line[klen] == ':' &&
+        sscanf(line + klen + 1, "%lld", &v) == 1)
+      return v;
+  }
+  return fallback;
+}
+
+int rrt_sync_child_pid(int pidfd, pid_t child, pid_t *pid, struct rrt_error *err)
+{
+  if (pidfd < 0)
+    return rrt_error_msgf(err, EPROTO, "sync: INIT_PID came without the process's pidfd");
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+  long long p = proc_field(path, "Pid", 0);
+  if (p <= 0)
+    return rrt_error_msgf(err, EPROTO,
+                          "sync: INIT_PID: the process its pidfd names is gone or not in our pid "
+                          "namespace");
+  if (p != child) {
+    snprintf(path, sizeof(path), "/proc/%lld/status", p);
+    long long ppid = proc_field(path, "PPid", -1);
+    if (ppid != child)
+      return rrt_error_msgf(err, EPROTO,
+                            "sync: INIT_PID names pid %lld, which is neither our child %d nor its "
+                            "child (its parent is %lld): refused",
+                            p, (int)child, ppid);
+  }
+  *pid = (pid_t)p;
+  return 0;
+}
+
+int rrt_sync_expect_child_pid(int fd, pid_t child, pid_t *pid, int *pidfd, struct rrt_error *err)
+{
+  int64_t ignored;
+  cleanup_close int passed = -1;
+  if (rrt_sync_expect_fd(fd, RRT_SYNC_INIT_PID, &ignored, &passed, err) < 0)
+    return -1;
+  if (rrt_sync_child_pid(passed, child, pid, err) < 0)
+    return -1;
+  *pidfd = steal_fd(&passed);
+  return 0;
 }

@@ -13,6 +13,7 @@
 
 #include "rootlessrt/confine.h"
 #include "rootlessrt/container.h"
+#include "rootlessrt/log.h"
 #include "rootlessrt/util.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -26,14 +27,65 @@ static const char *env_get(const struct rrt_strv *env, const char *name)
   return NULL;
 }
 
+void rrt_confine_undumpable(void)
+{
+  (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+/*
+ * A file of the container's, read by the runtime before the container's program runs (confine.h,
+ * THE REACH RULE): never blocking. O_NONBLOCK makes the open of a FIFO return at once (and the
+ * fstat below refuses it), O_NOCTTY keeps a terminal there from becoming ours. Symlinks are
+ * followed: this runs chrooted (exec) or pivoted (init), so they resolve inside the container,
+ * and images do link /etc/passwd.
+ */
+static int read_container_file(const char *path, char **out, struct rrt_error *err)
+{
+  cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    return rrt_error_errno(err, "open %s in the container", path);
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return rrt_error_errno(err, "fstat %s in the container", path);
+  if (!S_ISREG(st.st_mode))
+    return rrt_error_msgf(err, EINVAL, "%s in the container is not a regular file", path);
+  if (st.st_size > RRT_CONTAINER_FILE_MAX)
+    return rrt_error_msgf(err, EFBIG, "%s in the container is larger than %d bytes", path,
+                          RRT_CONTAINER_FILE_MAX);
+  /* Read at most the limit, whatever the size said (a file can grow meanwhile). */
+  size_t cap = (size_t)st.st_size + 1, n = 0;
+  if (cap > RRT_CONTAINER_FILE_MAX + 1)
+    cap = RRT_CONTAINER_FILE_MAX + 1;
+  cleanup_free char *buf = xmalloc(cap);
+  while (n + 1 < cap) {
+    ssize_t r = read(fd, buf + n, cap - 1 - n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return rrt_error_errno(err, "read %s in the container", path);
+    if (r == 0)
+      break;
+    n += (size_t)r;
+  }
+  buf[n] = '\0';
+  *out = steal_ptr(&buf);
+  return 0;
+}
+
 /* The home directory of uid in the container's /etc/passwd, "/" when it has no entry (or no
  * file), as runc, crun and youki do. Read in the container's mount namespace, before the user
- * switch. */
+ * switch. A passwd that is not a regular file of at most 1 MiB is not read: "/" too, with a
+ * warning (runc does not fail either). */
 static char *passwd_home(uid_t uid)
 {
   cleanup_free char *text = NULL;
-  if (rrt_read_file("/etc/passwd", &text, NULL, NULL) < 0)
+  struct rrt_error err = RRT_ERROR_INIT;
+  if (read_container_file("/etc/passwd", &text, &err) < 0) {
+    if (err.errnum != ENOENT && err.errnum != ENOTDIR)
+      rrt_warn("HOME=/: %s", rrt_error_msg(&err));
+    rrt_error_clear(&err);
     return xstrdup("/");
+  }
   char *save = NULL;
   for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
     /* name:password:uid:gid:gecos:home:shell */
@@ -297,13 +349,18 @@ static int effective_admin(struct rrt_error *err)
 static int before_filter(const struct rrt_exec_ctx *x, char ***envp, struct rrt_error *err)
 {
   const struct rrt_process *proc = x->proc;
+  /* Already so for exec's process; init is dumpable until start (confine.h). */
+  rrt_confine_undumpable();
   if (!x->limits_applied && apply_limits(x->spec, err) < 0)
     return -1;
   if (!proc->terminal && own_session(err) < 0)
     return -1;
   *envp = build_env(proc, x->preserve_fds); /* as root: /etc/passwd may be unreadable after */
-  if (rrt_caps_prepare(proc->capabilities, err) < 0 || switch_user(x, err) < 0 ||
-      enter_cwd(proc->cwd, err) < 0)
+  if (rrt_caps_prepare(proc->capabilities, err) < 0 || switch_user(x, err) < 0)
+    return -1;
+  /* The uid switch set dumpable to fs.suid_dumpable, which may be 1 or 2. */
+  rrt_confine_undumpable();
+  if (enter_cwd(proc->cwd, err) < 0)
     return -1;
   umask(proc->user.has_umask ? proc->user.umask : 0022);
   int keep[] = {x->report_fd, rrt_seccomp_filter_listener_fd(x->filter)};
@@ -341,6 +398,7 @@ int rrt_process_exec(const struct rrt_exec_ctx *x, struct rrt_error *err)
     return rrt_error_wrap(err, "linux.seccomp");
   if (rrt_caps_apply(proc->capabilities, err) < 0)
     return -1;
+  rrt_confine_undumpable(); /* capset is a credential change too */
   if (x->filter && !early_seccomp && rrt_seccomp_load(x->filter, sc, x->state_json, err) < 0)
     return rrt_error_wrap(err, "linux.seccomp");
   const char *path = env_get(&proc->env, "PATH");

@@ -748,11 +748,13 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   __attribute__((cleanup(maps_job_abort))) struct rrt_maps_job *maps = NULL;
   if (c->plan.create && rrt_userns_maps_begin(child, &c->plan, &maps, err) < 0)
     return rrt_error_wrap(err, "user namespace");
-  int64_t v = 0;
-  if (rrt_sync_expect(parent_fd, RRT_SYNC_INIT_PID, &v, NULL, err) < 0)
+  /* From the kernel (a pidfd of the child or of its child), not from what init says: in a
+   * joined pid namespace another container sees init (confine.h, THE REACH RULE). */
+  pid_t init = 0;
+  cleanup_close int init_pidfd = -1;
+  if (rrt_sync_expect_child_pid(parent_fd, child, &init, &init_pidfd, err) < 0)
     return -1;
   cleanup_pid pid_t init_guard = -1;
-  pid_t init = (pid_t)v;
   if (init != child)
     init_guard = init; /* init is ours to kill; the intermediate exits after the maps */
   c->st.pid = init;

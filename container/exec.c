@@ -14,6 +14,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -277,6 +278,9 @@ fail:
 __attribute__((noreturn)) static void join_and_fork(const struct child_args *a)
 {
   struct rrt_error err = RRT_ERROR_INIT;
+  /* Before the first setns: from here on, the container could see us (confine.h). The process
+   * forked below inherits it. */
+  rrt_confine_undumpable();
   if (rrt_cgroup_enter(&a->t->cgroup, 0, &err) < 0) {
     rrt_error_wrap(&err, "exec: join the container's cgroup");
     goto fail;
@@ -294,7 +298,16 @@ __attribute__((noreturn)) static void join_and_fork(const struct child_args *a)
   }
   if (pid == 0)
     run_process(a);
-  if (rrt_sync_send(a->report_fd, RRT_SYNC_INIT_PID, pid, NULL, &err) < 0) {
+  /* The process as a pidfd, and we stay its parent until the runtime has checked it
+   * (rrt_sync_child_pid): its pid comes from the kernel, not from a report. */
+  int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  if (pidfd < 0) {
+    rrt_error_errno(&err, "exec: pidfd_open the process");
+    kill(pid, SIGKILL);
+    goto fail;
+  }
+  if (rrt_sync_send_fd(a->report_fd, RRT_SYNC_INIT_PID, pid, NULL, pidfd, &err) < 0 ||
+      rrt_sync_expect(a->report_fd, RRT_SYNC_CONTINUE, NULL, NULL, &err) < 0) {
     kill(pid, SIGKILL);
     _exit(1);
   }
@@ -304,12 +317,22 @@ fail:
   _exit(1);
 }
 
-/* Reads the children's reports: the pid, then EOF (execve succeeded: the
- * socket is close-on-exec) or an error. */
-static int collect_reports(int fd, pid_t *pid, struct rrt_error *err)
+static const char *report_name(uint32_t type)
+{
+  return type == RRT_SYNC_INIT_PID ? "INIT_PID" : type == RRT_SYNC_ERROR ? "ERROR" : "unexpected";
+}
+
+/*
+ * Reads the children's reports, one of each at most: the process's pid from the joining child
+ * (with its pidfd: the pid is the kernel's, see rrt_sync_child_pid), then EOF (execve succeeded:
+ * the socket is close-on-exec) or one error. Anything more is a protocol error: the process is
+ * killed (through its pidfd, never by a pid a report named) and the exec fails saying so.
+ */
+int rrt_exec_collect_reports(int fd, pid_t child, pid_t *pid, int *pidfd, struct rrt_error *err)
 {
   struct rrt_error failure = RRT_ERROR_INIT;
-  for (int i = 0; i < 8; i++) {
+  bool have_error = false;
+  for (;;) {
     struct rrt_sync_msg m;
     struct rrt_error e = RRT_ERROR_INIT;
     int r = rrt_sync_recv(fd, &m, &e);
@@ -317,17 +340,50 @@ static int collect_reports(int fd, pid_t *pid, struct rrt_error *err)
       rrt_error_clear(&e);
       break;
     }
-    if (r < 0) {
-      if (!failure.msg)
-        rrt_error_move(&failure, &e);
-      rrt_error_clear(&e);
+    uint32_t type = m.type;
+    bool again = type == RRT_SYNC_ERROR ? have_error : type == RRT_SYNC_INIT_PID && *pid > 0;
+    if (r < 0 && type == RRT_SYNC_ERROR && !have_error) {
+      have_error = true;
+      rrt_error_move(&failure, &e);
       continue;
     }
-    if (m.type == RRT_SYNC_INIT_PID)
-      *pid = (pid_t)m.value;
+    if (r < 0 || again || type != RRT_SYNC_INIT_PID) {
+      if (r == 0)
+        rrt_sync_msg_free(&m);
+      rrt_error_clear(&e);
+      rrt_error_clear(&failure);
+      if (*pidfd >= 0)
+        (void)syscall(SYS_pidfd_send_signal, *pidfd, SIGKILL, NULL, 0);
+      kill(child, SIGKILL);
+      return rrt_error_msgf(err, EPROTO,
+                            "exec: %s %s report from the process: protocol error, the exec was "
+                            "killed",
+                            again ? "a second" : "an", report_name(type));
+    }
+    pid_t p = 0;
+    int rc = rrt_sync_child_pid(m.fd, child, &p, &e);
+    if (rc == 0) {
+      *pid = p;
+      *pidfd = steal_fd(&m.fd);
+    }
     rrt_sync_msg_free(&m);
+    if (rc < 0) {
+      /* No pid to trust: the joining child, told so, kills the process it forked (it is
+       * waiting for our CONTINUE, see join_and_fork) and exits. */
+      rrt_sync_send_error(fd, &e);
+      rrt_error_clear(&failure);
+      rrt_error_move(err, &e);
+      return rrt_error_wrap(err, "exec");
+    }
+    if (rrt_sync_send(fd, RRT_SYNC_CONTINUE, 0, NULL, &e) < 0) {
+      (void)syscall(SYS_pidfd_send_signal, *pidfd, SIGKILL, NULL, 0);
+      kill(child, SIGKILL);
+      rrt_error_clear(&failure);
+      rrt_error_move(err, &e);
+      return rrt_error_wrap(err, "exec");
+    }
   }
-  if (failure.msg) {
+  if (have_error) {
     rrt_error_move(err, &failure);
     return -1;
   }
@@ -428,6 +484,8 @@ int rrt_exec(const struct rrt_global *g, const struct rrt_exec_opts *o, struct r
     r.t.ns[i] = -1;
   r.t.rootfd = -1;
   int ret = -1;
+  /* Up here: every goto below lands in its scope. */
+  cleanup_close int pidfd = -1;
   if (prepare(g, o, &r, err) < 0)
     goto out;
   int sv[2];
@@ -475,7 +533,7 @@ int rrt_exec(const struct rrt_global *g, const struct rrt_exec_opts *o, struct r
     r.console_fd = -1;
   }
   pid_t pid = 0;
-  int cr = collect_reports(sv[0], &pid, err);
+  int cr = rrt_exec_collect_reports(sv[0], child, &pid, &pidfd, err);
   while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
     ;
   if (cr < 0) {
@@ -497,7 +555,7 @@ int rrt_exec(const struct rrt_global *g, const struct rrt_exec_opts *o, struct r
   /* Detached too: an exec that reports failure (its --pid-file could not be written, the disk
    * is full) leaves no process that the caller, told it failed, would never stop. */
   if (ret < 0)
-    kill(pid, SIGKILL);
+    (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
 out_sv:
   close(sv[0]);
   if (sv[1] >= 0)

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rootlessrt/confine.h"
 #include "rootlessrt/hooks.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/trust.h"
@@ -140,6 +141,9 @@ static void __attribute__((noreturn))
 child_exec(const struct rrt_hook *hook, char *const *argv, char *const *envp, int in_r, int out_w,
            int err_w, int report_w)
 {
+  /* createContainer and startContainer hooks are forked inside the container's namespaces:
+   * until the hook's execve, this is the runtime (confine.h, THE REACH RULE). */
+  rrt_confine_undumpable();
   /* Own process group, so that a timeout kills the hook and whatever it
    * started. The parent sets it too: whichever runs first wins the race. */
   setpgid(0, 0);

@@ -255,22 +255,40 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
     goto out;
   /* A pid (or time) namespace, new or joined, applies to children only: init is a fork, or it
    * would stay in the caller's, seeing and able to signal every process there. */
+  bool joined_pid = has_ns(ia, CLONE_NEWPID) && !(ia->ns_flags & CLONE_NEWPID);
   if (has_ns(ia, CLONE_NEWPID) || has_ns(ia, CLONE_NEWTIME)) {
+    /* In another container's pid namespace, that container sees init from the fork on: init is
+     * not dumpable until its execve (confine.h, THE REACH RULE). Cleared here, before the fork,
+     * so that init never exists dumpable there, not even before it first runs. */
+    if (joined_pid)
+      rrt_confine_undumpable();
     pid_t pid = fork();
     if (pid < 0) {
       rrt_error_errno(err, "fork init");
       goto out;
     }
     if (pid > 0) {
-      if (rrt_sync_send(ia->sync_fd, RRT_SYNC_INIT_PID, pid, NULL, err) < 0)
+      /* newuidmap writes our maps through our /proc entry; we are not in that namespace. */
+      if (joined_pid && ia->plan->create)
+        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+      /* init as a pidfd: the runtime takes its pid from the kernel and checks it is our child
+       * (sync.h). init cannot be reaped (and its pid reused) before: we do not wait. */
+      cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+      if (pidfd < 0 || rrt_sync_send_fd(ia->sync_fd, RRT_SYNC_INIT_PID, pid, NULL, pidfd, err) < 0)
         kill(pid, SIGKILL);
       /* The maps are written through this process's /proc entry: stay
        * until they are. */
       wait_for_maps(ia->maps_fd);
       _exit(0);
     }
-  } else if (rrt_sync_send(ia->sync_fd, RRT_SYNC_INIT_PID, getpid(), NULL, err) < 0) {
-    goto out;
+  } else {
+    cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+    if (pidfd < 0) {
+      rrt_error_errno(err, "pidfd_open init");
+      goto out;
+    }
+    if (rrt_sync_send_fd(ia->sync_fd, RRT_SYNC_INIT_PID, getpid(), NULL, pidfd, err) < 0)
+      goto out;
   }
   if (await_continue_and_maps(ia, err) < 0)
     goto out;
@@ -282,8 +300,12 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
     goto out;
   /* The credential change cleared "dumpable", and our mm still belongs to
    * the initial user namespace (it was forked, not exec'd): without this the
-   * owner's hooks could not open /proc/PID/ns/ of init until start. */
-  prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+   * owner's hooks could not open /proc/PID/ns/ of init until start. Never in a
+   * joined pid namespace: the container there would reach init (confine.h). */
+  if (!joined_pid)
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+  else
+    rrt_confine_undumpable();
   ret = 0;
 out:
   for (size_t i = 0; i < RRT_MAX_JOIN; i++)
@@ -471,6 +493,9 @@ void rrt_init_main(struct rrt_init_args *ia)
   int conn = wait_for_start(ia->listen_fd, &ia->sync_fd, &err);
   if (conn < 0)
     _exit(1);
+  /* Started: nothing needs init's /proc entry until its execve, and an `exec` may be in
+   * its pid namespace (confine.h, THE REACH RULE). Before the startContainer hooks fork. */
+  rrt_confine_undumpable();
   close(ia->listen_fd);
   if (ia->sync_fd >= 0)
     close(ia->sync_fd);

@@ -9,6 +9,44 @@
 #include "rootlessrt/error.h"
 #include "rootlessrt/spec.h"
 
+/*
+ * THE REACH RULE (issue 19, items 2 and 6). No process the runtime starts on a container's
+ * behalf is reachable from the container while it holds more than the container's own
+ * confinement: not by ptrace, not through /proc/PID/{root,cwd,fd,mem,environ}, not by signals,
+ * not by pidfd (pidfd_getfd). Such a process (exec's joining child and the process it forks,
+ * create's init, a hook's child forked inside the container's namespaces) has every capability
+ * of the user namespace, no seccomp and no no_new_privs, holds the runtime's sockets and, before
+ * pivot_root, sees the host's filesystem; a container process with CAP_SYS_PTRACE that can
+ * attach to it is out of its confinement, and what it then says over the runtime's socket (a
+ * forged pid) becomes what the runtime signals and writes to --pid-file.
+ *
+ * How it is kept:
+ *  - Not dumpable (PR_SET_DUMPABLE 0) from the fork or clone on: the kernel then checks
+ *    CAP_SYS_PTRACE in the user namespace of the process's mm, which is the runtime's (the
+ *    process was forked, not exec'd), and that no container has. Only the execve of the
+ *    container's program (or of a hook's) makes it dumpable again, as the kernel does for a
+ *    program that is not setuid; nothing in between sets it back to 1, and a credential change
+ *    (setresuid, capset), which resets it to fs.suid_dumpable, is followed by clearing it again
+ *    (rrt_confine_undumpable). As runc has done since CVE-2016-9962.
+ *  - Nothing read from the container's filesystem can block it: /etc/passwd is opened
+ *    O_NONBLOCK, must be a regular file of at most RRT_CONTAINER_FILE_MAX bytes (process.c).
+ *  - Pids the runtime acts on come from the kernel, never from the container: a child reports
+ *    the process it forked as a pidfd (SCM_RIGHTS), and the runtime takes the pid from the
+ *    pidfd's fdinfo and checks that it is the child it forked or that child's own child
+ *    (rrt_sync_expect_child_pid, sync.h). One report per step: a second is a protocol error.
+ *
+ * The one window left open on purpose: create's init in a pid namespace of its own is dumpable
+ * from the id maps until `start` (init.c), because the owner's prestart and createRuntime hooks,
+ * the network helper and `exec`/`ps` of a created container open /proc/INIT/ns/; nothing of the
+ * container is in that pid namespace then but what `exec` puts there. In a pid namespace joined
+ * by path (another container's), init is never dumpable before its execve.
+ */
+#define RRT_CONTAINER_FILE_MAX (1024 * 1024)
+
+/* PR_SET_DUMPABLE 0, see THE REACH RULE. Async-signal-safe; errors are ignored (the call cannot
+ * fail for 0). */
+void rrt_confine_undumpable(void);
+
 /* Validates every capability name (unknown -> error naming the entry, e.g.
  * "process.capabilities.bounding[2]: unknown capability CAP_FOO"); names the
  * running kernel lacks are dropped with a warning. Called at create time. */

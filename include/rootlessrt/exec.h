@@ -55,4 +55,11 @@ struct rrt_exec_opts {
  * after logging why), 0 once it runs with detach, or -1 with err. */
 int rrt_exec(const struct rrt_global *g, const struct rrt_exec_opts *o, struct rrt_error *err);
 
+/* exec's side of the report socket (exec.c; public for tests/unit/test_exec.c): child is the
+ * joining child it forked. One INIT_PID, whose pidfd must name child's child (it is acked with
+ * CONTINUE, and *pid, *pidfd set), and at most one ERROR, until EOF; a second report of either
+ * kind, or any other message, kills the process (by its pidfd) and child, and fails with EPROTO.
+ * *pidfd must be -1 on entry; the caller closes it. */
+int rrt_exec_collect_reports(int fd, pid_t child, pid_t *pid, int *pidfd, struct rrt_error *err);
+
 #endif

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "rootlessrt/error.h"
 
@@ -55,5 +56,16 @@ int rrt_sync_expect(int fd, enum rrt_sync_type type, int64_t *value, char **payl
 int rrt_sync_expect_fd(int fd, enum rrt_sync_type type, int64_t *value, int *passed,
                        struct rrt_error *err);
 void rrt_sync_msg_free(struct rrt_sync_msg *msg);
+
+/*
+ * A pid from the kernel, not from the container (confine.h, THE REACH RULE): the pidfd a child
+ * of ours attached to its INIT_PID report names the process; its pid is the pidfd's "Pid:" in
+ * /proc/self/fdinfo (this process's pid namespace), and it must be `child` itself or a process
+ * whose parent is `child` (which the caller has not reaped, so that pid is not reused). The
+ * report's own value is not trusted. Returns 0 with *pid and *pidfd (the caller's to close).
+ */
+int rrt_sync_child_pid(int pidfd, pid_t child, pid_t *pid, struct rrt_error *err);
+/* Receives INIT_PID with its pidfd and checks it with rrt_sync_child_pid. */
+int rrt_sync_expect_child_pid(int fd, pid_t child, pid_t *pid, int *pidfd, struct rrt_error *err);
 
 #endif

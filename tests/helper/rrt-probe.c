@@ -48,7 +48,7 @@ static int usage(void)
   fputs("usage: rrt-probe caps|status|rlimits|umask|fds|cwd|env|ids|mounts|ns|hostname|pid|\n"
         "       spawn-sleep|signals|sleep N|exit N|kill-self SIG|syscall NAME|\n"
         "       write FILE TEXT|cat FILE|open DEV|wait-file PATH|rawsyscall NR [ARGS...]|\n"
-        "       notify TEXT|nested-proc|fuse-scan PATH\n"
+        "       notify TEXT|nested-proc|fuse-scan PATH|mkfifo PATH|reach-helpers OUT STOP HOSTPID\n"
         "       (as argv[0] fuse-overlayfs: its fds on stderr, exit 1)\n",
         stderr);
   return 2;
@@ -441,6 +441,149 @@ static int do_rawsyscall(int n, char **args)
   return r < 0 ? 1 : 0;
 }
 
+/* ---- issue 19 (the reach rule): a container process attacks the runtime's helpers ---- */
+
+/* Is pid's argv[0] rrt-probe (a program of the container's), or unreadable (gone)? */
+static int runs_probe(long pid)
+{
+  char path[64], buf[4096];
+  snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+  if (fd >= 0)
+    close(fd);
+  if (n <= 0)
+    return 1;
+  buf[n] = '\0';
+  const char *base = strrchr(buf, '/');
+  base = base ? base + 1 : buf;
+  return strcmp(base, "rrt-probe") == 0;
+}
+
+/* A process of the runtime's in our pid namespace: its parent is outside it (PPid 0), it is
+ * not init nor us, and it has not exec'd a program of the container's (argv[0] is not ours). */
+static pid_t find_helper(void)
+{
+  DIR *d = opendir("/proc");
+  pid_t found = 0;
+  struct dirent *de;
+  while (d && !found && (de = readdir(d))) {
+    long pid = strtol(de->d_name, NULL, 10);
+    if (pid <= 1 || pid == (long)getpid())
+      continue;
+    char path[64], buf[4096];
+    snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+    FILE *f = fopen(path, "re");
+    long ppid = -1;
+    while (f && fgets(buf, sizeof(buf), f))
+      if (strncmp(buf, "PPid:", 5) == 0)
+        ppid = strtol(buf + 5, NULL, 10);
+    if (f)
+      fclose(f);
+    if (ppid != 0)
+      continue;
+    if (!runs_probe(pid))
+      found = (pid_t)pid;
+  }
+  if (d)
+    closedir(d);
+  return found;
+}
+
+/* reach-helpers OUT STOP HOSTPID: waits (up to 20 s) for a runtime helper in our pid namespace,
+ * or for the file STOP. On one: PTRACE_SEIZE it, open its /proc root, take its fds with
+ * pidfd_getfd and, when HOSTPID > 0, send a forged INIT_PID naming HOSTPID down every
+ * SOCK_SEQPACKET among them; then, when /etc/passwd is a FIFO, write a line to it (releasing a
+ * runtime blocked reading it). What happened goes to OUT, one "key: value" line each. */
+static int do_reach_helpers(const char *out, const char *stop, const char *hostpid_s)
+{
+  long hostpid = strtol(hostpid_s, NULL, 10);
+  const struct timespec ts = {.tv_sec = 0, .tv_nsec = 2 * 1000 * 1000};
+  struct stat st;
+  pid_t t = 0;
+  for (long i = 0; i < 10000 && !t && stat(stop, &st) < 0; i++) {
+    t = find_helper();
+    if (!t)
+      nanosleep(&ts, NULL);
+  }
+  FILE *o = fopen(out, "we");
+  if (!o)
+    return die(out);
+  if (!t) {
+    fputs("target: none\n", o);
+  } else {
+    fprintf(o, "target: %d\n", (int)t);
+    char cpath[64], cbuf[256];
+    snprintf(cpath, sizeof(cpath), "/proc/%d/cmdline", (int)t);
+    int cfd = open(cpath, O_RDONLY | O_CLOEXEC);
+    ssize_t cn = cfd >= 0 ? read(cfd, cbuf, sizeof(cbuf) - 1) : -1;
+    if (cfd >= 0)
+      close(cfd);
+    for (ssize_t k = 0; k < cn; k++)
+      cbuf[k] = cbuf[k] ? cbuf[k] : ' ';
+    cbuf[cn > 0 ? cn : 0] = '\0';
+    fprintf(o, "cmdline: %s\n", cbuf);
+    long r = syscall(SYS_ptrace, 0x4206 /* PTRACE_SEIZE */, t, NULL, NULL);
+    fprintf(o, "attach: %s\n", r == 0 ? "ok" : errname(errno));
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/root/", (int)t);
+    DIR *d = opendir(path);
+    fprintf(o, "root: %s\n", d ? "ok" : errname(errno));
+    if (d)
+      closedir(d);
+    int pfd = (int)syscall(SYS_pidfd_open, t, 0);
+    int got = 0, forged = 0, first_errno = 0;
+    for (int fd = 0; pfd >= 0 && fd < 64; fd++) {
+      int g = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
+      if (g < 0) {
+        if (!first_errno && errno != EBADF)
+          first_errno = errno;
+        continue;
+      }
+      got++;
+      int type = 0;
+      socklen_t len = sizeof(type);
+      if (hostpid > 0 && getsockopt(g, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+          type == SOCK_SEQPACKET) {
+        struct {
+          unsigned int type, len;
+          long long value;
+        } h = {1 /* INIT_PID */, 0, hostpid};
+        if (send(g, &h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h))
+          forged++;
+      }
+      close(g);
+    }
+    fprintf(o, "getfd: %d%s%s\n", got, got ? "" : " ", got ? "" : errname(first_errno));
+    fprintf(o, "forged: %d\n", forged);
+    /* It may have exec'd the container's program meanwhile: then what was tried is void. */
+    fprintf(o, "after: %s\n", runs_probe(t) ? "exec'd" : "runtime");
+  }
+  if (lstat("/etc/passwd", &st) == 0 && S_ISFIFO(st.st_mode)) {
+    /* A target that is the runtime may not have reached its open of the FIFO yet: up to 5 s. */
+    int fd = open("/etc/passwd", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    for (int i = 0; fd < 0 && errno == ENXIO && t && !runs_probe(t) && i < 2500; i++) {
+      nanosleep(&ts, NULL);
+      fd = open("/etc/passwd", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    }
+    const char line[] = "root:x:0:0:root:/fifo-home:/bin/sh\n";
+    fprintf(o, "fifo: %s\n",
+            fd >= 0 && write(fd, line, sizeof(line) - 1) > 0 ? "written" : "no reader");
+    if (fd >= 0)
+      close(fd);
+  }
+  fputs("done\n", o);
+  return fclose(o) == 0 ? 0 : die(out);
+}
+
+/* mkfifo PATH: replaces PATH with a FIFO. */
+static int do_mkfifo(const char *path)
+{
+  unlink(path);
+  return mkfifo(path, 0644) == 0 ? 0 : die(path);
+}
+/* ---- end issue 19 ---- */
+
 /* sd_notify's wire form: TEXT as one datagram to the socket $NOTIFY_SOCKET names. */
 static int do_notify(const char *text)
 {
@@ -653,6 +796,12 @@ int main(int argc, char **argv)
     rc = do_notify(argv[2]);
   } else if (strcmp(verb, "fuse-scan") == 0) {
     rc = do_fuse_scan(argv[2]);
+  } else if (strcmp(verb, "mkfifo") == 0) {
+    rc = do_mkfifo(argv[2]);
+  } else if (strcmp(verb, "reach-helpers") == 0) {
+    if (argc < 5)
+      return usage();
+    rc = do_reach_helpers(argv[2], argv[3], argv[4]);
   } else if (strcmp(verb, "rawsyscall") == 0) {
     rc = do_rawsyscall(argc - 2, argv + 2);
   } else {
