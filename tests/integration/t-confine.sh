@@ -265,6 +265,24 @@ else
 fi
 failed_run "an unmapped uid" 'process\.user\.uid 4000000000' '.process.user = {uid: 4000000000, gid: 0}'
 
+# podman's --group-add keep-groups (every distrobox): the annotation run.oci.keep_original_groups
+# keeps the runtime's supplementary groups (devices reached through video or kvm stay
+# reachable); its gid is 0 inside, the others are unmapped: the overflow gid.
+want=""
+overflow=$(cat /proc/sys/kernel/overflowgid)
+for g in $(id -G); do
+  [ "$g" = "$(id -g)" ] && g=0 || g=$overflow
+  want=${want:+$want,}$g
+done
+crun '.annotations["run.oci.keep_original_groups"] = "1" | .process.user = {uid: 0, gid: 0}' -- \
+  rrt-probe ids
+is "$rc:$(sed -n 's/.*groups=//p' <<<"$out" | tr ',' '\n' | sort -n | paste -sd,)" \
+  "0:$(tr ',' '\n' <<<"$want" | sort -n | paste -sd,)" \
+  "run.oci.keep_original_groups=1: the runtime's groups are kept ($(id -G) -> $want)"
+failed_run "additionalGids with run.oci.keep_original_groups" \
+  'process\.user\.additionalGids.*run\.oci\.keep_original_groups' \
+  '.annotations["run.oci.keep_original_groups"] = "1" | .process.user.additionalGids = [5]'
+
 # ---------------------------------------------------------------- oomScoreAdj
 
 cur=$(cat /proc/self/oom_score_adj)
