@@ -354,6 +354,8 @@ int rrt_process_prepare(const struct rrt_spec *spec, struct rrt_error *err)
                             "process.user.additionalGids[%zu] %u: not mapped in the container's "
                             "user namespace",
                             i, u->additional_gids[i]);
+  if (rrt_caps_check_held(spec->process->capabilities, err) < 0)
+    return -1;
   /* At create already: between create and start, init is what an engine's kill(-pgid) of
    * its own group must not reach. */
   if (!spec->process->terminal && own_session(err) < 0)

@@ -14,10 +14,17 @@
  * running kernel lacks are dropped with a warning. Called at create time. */
 int rrt_caps_validate(const struct rrt_caps *caps, struct rrt_error *err);
 
-/* Before the uid switch: PR_SET_KEEPCAPS and the bounding set drop. */
+/* In the container's user namespace, before the bounding set is dropped: every capability of
+ * the bounding, effective and permitted sets is one the runtime holds, or an error naming it
+ * (as runc and crun: under podman rootless, whose user namespace the container shares, the
+ * caller's bounding set may lack one that --privileged lists). An unraisable ambient one is not
+ * an error. Called at create (rrt_process_prepare) and again by rrt_caps_prepare. */
+int rrt_caps_check_held(const struct rrt_caps *caps, struct rrt_error *err);
+/* Before the uid switch: rrt_caps_check_held, PR_SET_KEEPCAPS and the bounding set drop. */
 int rrt_caps_prepare(const struct rrt_caps *caps, struct rrt_error *err);
 /* After the uid switch: effective, permitted, inheritable, ambient exactly as
- * configured (a NULL caps = drop everything but keep what the uid gives). */
+ * configured (a NULL caps = drop everything but keep what the uid gives). It writes nothing:
+ * it may run under the container's seccomp filter, whose notify agent would get the write. */
 int rrt_caps_apply(const struct rrt_caps *caps, struct rrt_error *err);
 
 /* rlimits, oomScoreAdj, personality, ioPriority, scheduler (before execve). */
