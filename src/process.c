@@ -125,9 +125,9 @@ static int switch_user(const struct rrt_exec_ctx *x, struct rrt_error *err)
 
 /* CVE-2024-21626: a leaked directory fd could put cwd outside the container
  * (cwd=/proc/self/fd/N). After chdir, getcwd must name a path inside. */
-static int enter_cwd(const char *cwd, struct rrt_error *err)
+static int enter_cwd(const char *cwd, bool entered, struct rrt_error *err)
 {
-  if (chdir(cwd) < 0)
+  if (!entered && chdir(cwd) < 0)
     return rrt_error_errno(err, "process.cwd %s", cwd);
   char buf[4096];
   if (!getcwd(buf, sizeof(buf))) {
@@ -395,6 +395,28 @@ static int effective_admin(struct rrt_error *err)
   return 0;
 }
 
+/*
+ * The process's stdio becomes process.user's, as runc does, so that a non-root user can use its
+ * console (the pty slave was made by init, as root): the owner only, the group stays (devpts
+ * may give it tty). Not /dev/null, not what is already the user's; a refusal (an unmapped owner
+ * or group, a read-only /dev) leaves it as it was.
+ */
+static int give_stdio(uid_t uid, struct rrt_error *err)
+{
+  struct stat null_st;
+  bool have_null = stat("/dev/null", &null_st) == 0 && S_ISCHR(null_st.st_mode);
+  for (int fd = 0; fd < 3; fd++) {
+    struct stat st;
+    if (fstat(fd, &st) < 0 || st.st_uid == uid)
+      continue;
+    if (have_null && S_ISCHR(st.st_mode) && st.st_rdev == null_st.st_rdev)
+      continue;
+    if (fchown(fd, uid, (gid_t)-1) < 0 && errno != EINVAL && errno != EPERM && errno != EROFS)
+      return rrt_error_errno(err, "process.user.uid %u: chown stdio fd %d", uid, fd);
+  }
+  return 0;
+}
+
 /* Everything but the capabilities, the filter and execve: none of it may run under the
  * container's seccomp filter, which may deny what the runtime itself needs (getcwd, close_range,
  * rt_sigaction...). */
@@ -406,8 +428,14 @@ static int before_filter(const struct rrt_exec_ctx *x, char ***envp, struct rrt_
   if (!proc->terminal && own_session(err) < 0)
     return -1;
   *envp = build_env(proc, x->preserve_fds); /* as root: /etc/passwd may be unreadable after */
-  if (rrt_caps_prepare(proc->capabilities, err) < 0 || switch_user(x, err) < 0 ||
-      enter_cwd(proc->cwd, err) < 0)
+  /* As runc: the working directory is entered before the user switch, so that one only the
+   * runtime may enter (a 0700 volume of root's) still works; refused then (root squashed on
+   * NFS), it is tried again as process.user. */
+  bool entered = chdir(proc->cwd) == 0;
+  if (!entered && errno != EACCES)
+    return rrt_error_errno(err, "process.cwd %s", proc->cwd);
+  if (give_stdio(proc->user.uid, err) < 0 || rrt_caps_prepare(proc->capabilities, err) < 0 ||
+      switch_user(x, err) < 0 || enter_cwd(proc->cwd, entered, err) < 0)
     return -1;
   umask(proc->user.has_umask ? proc->user.umask : 0022);
   int keep[] = {x->report_fd, rrt_seccomp_filter_listener_fd(x->filter)};

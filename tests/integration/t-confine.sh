@@ -282,7 +282,7 @@ read -r sg_start sg_count <<<"$(subid_range /etc/subgid)"
 read -r su_start su_count <<<"$(subid_range /etc/subuid)"
 if [ -z "${sg_start:-}" ] || [ -z "${su_start:-}" ] || [ "${sg_count:-0}" -lt 1001 ] ||
   [ "${su_count:-0}" -lt 1001 ]; then
-  skip "no subuid/subgid range of 1001+ ids for $(id -un): uid 1000 and setgroups need one" 3
+  skip "no subuid/subgid range of 1001+ ids for $(id -un): uid 1000 and setgroups need one" 4
 else
   crun '.process.user = {uid: 1000, gid: 1000, additionalGids: [5, 6, 1000]}' -- rrt-probe ids
   is "$rc:$out" "0:uid=1000 gid=1000 euid=1000 egid=1000 groups=5,6,1000" \
@@ -291,6 +291,11 @@ else
   is "$out" "uid=0 gid=0 euid=0 egid=0 groups=" "uid 0 without additionalGids: no supplementary groups"
   crun '.root.readonly = false | .process.user = {uid: 1000, gid: 1000}' -- rrt-probe write /etc/hostname x
   is "$out" EACCES "uid 1000 cannot write root's /etc/hostname (the uid switch is real)"
+  # As runc: the cwd is entered before the user switch; one only root may enter still works.
+  mkdir -p "$b/rootfs/private" && chmod 0700 "$b/rootfs/private" || bail_out "cannot make private/"
+  crun '.process.user = {uid: 1000, gid: 1000} | .process.cwd = "/private"' -- rrt-probe cwd
+  is "$rc:$out" "0:/private" "a cwd only root may enter, as uid 1000: entered before the switch"
+  rmdir "$b/rootfs/private"
 fi
 failed_run "an unmapped uid" 'process\.user\.uid 4000000000' '.process.user = {uid: 4000000000, gid: 0}'
 
