@@ -140,6 +140,7 @@ static int parse(int argc, char **argv, bool run, struct rrt_create_opts *o, boo
                             argv[optind - 1], verb);
     }
   }
+  o->listen_fds = rrt_listen_fds_from_env();
   return rrt_cmd_one_id(argc, argv, optind, &o->id, err);
 }
 

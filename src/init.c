@@ -488,6 +488,7 @@ void rrt_init_main(struct rrt_init_args *ia)
       .spec = ia->spec,
       .proc = ia->spec->process,
       .preserve_fds = ia->preserve_fds,
+      .listen_fds = ia->listen_fds,
       .report_fd = conn,
       .setgroups_allowed = setgroups_allowed(ia->plan),
       .state_json = state_json,

@@ -54,22 +54,38 @@ static char *passwd_home(uid_t uid)
   return xstrdup("/");
 }
 
+static bool is_var(const char *entry, const char *name)
+{
+  size_t n = strlen(name);
+  return strncmp(entry, name, n) == 0 && entry[n] == '=';
+}
+
 /* process.env, with LISTEN_PID fixed up when fds are handed over (sd_listen_fds
- * checks that the pid is its own), and HOME from /etc/passwd when it has none. */
-static char **build_env(const struct rrt_process *proc, int preserve_fds)
+ * checks that the pid is its own), and HOME from /etc/passwd when it has none. The runtime's
+ * own socket activation (listen_fds) replaces what process.env says of LISTEN_*. */
+static char **build_env(const struct rrt_process *proc, int preserve_fds, int listen_fds)
 {
   size_t n = proc->env.n;
-  char **envp = xcalloc(n + 4, sizeof(char *));
+  char **envp = xcalloc(n + 5, sizeof(char *));
   size_t k = 0;
   if (!env_get(&proc->env, "HOME")) {
     cleanup_free char *home = passwd_home(proc->user.uid);
     envp[k++] = xasprintf("HOME=%s", home);
   }
-  bool has_listen_fds = env_get(&proc->env, "LISTEN_FDS") != NULL;
+  bool has_listen_fds = listen_fds > 0 || env_get(&proc->env, "LISTEN_FDS") != NULL;
   for (size_t i = 0; i < n; i++) {
-    if (has_listen_fds && strncmp(proc->env.v[i], "LISTEN_PID=", 11) == 0)
+    if (has_listen_fds && is_var(proc->env.v[i], "LISTEN_PID"))
+      continue;
+    if (listen_fds > 0 &&
+        (is_var(proc->env.v[i], "LISTEN_FDS") || is_var(proc->env.v[i], "LISTEN_FDNAMES")))
       continue;
     envp[k++] = xstrdup(proc->env.v[i]);
+  }
+  if (listen_fds > 0) {
+    envp[k++] = xasprintf("LISTEN_FDS=%d", listen_fds);
+    const char *names = getenv("LISTEN_FDNAMES"); /* init is a clone of the runtime */
+    if (names)
+      envp[k++] = xasprintf("LISTEN_FDNAMES=%s", names);
   }
   if (has_listen_fds || preserve_fds > 0) {
     if (!has_listen_fds && preserve_fds > 0)
@@ -427,7 +443,8 @@ static int before_filter(const struct rrt_exec_ctx *x, char ***envp, struct rrt_
     return -1;
   if (!proc->terminal && own_session(err) < 0)
     return -1;
-  *envp = build_env(proc, x->preserve_fds); /* as root: /etc/passwd may be unreadable after */
+  *envp = build_env(proc, x->preserve_fds,
+                    x->listen_fds); /* as root: /etc/passwd may be unreadable after */
   /* As runc: the working directory is entered before the user switch, so that one only the
    * runtime may enter (a 0700 volume of root's) still works; refused then (root squashed on
    * NFS), it is tried again as process.user. */

@@ -59,6 +59,13 @@ void rrt_seccomp_filter_release_listener(struct rrt_seccomp_filter *f);
 /* That connection's fd (-1 when none): it must survive the fd clean-up. */
 int rrt_seccomp_filter_listener_fd(const struct rrt_seccomp_filter *f);
 
+/* systemd socket activation of the runtime itself: LISTEN_FDS=N in our environment (and
+ * LISTEN_PID, when set, our pid): the N fds from 3 on go to the container, as runc and crun do,
+ * with LISTEN_FDS, LISTEN_PID=1 and the caller's LISTEN_FDNAMES in its environment. Returns N,
+ * 0 without them (or when they are not ours); marks them close-on-exec for the runtime's own
+ * helpers (the container's execve gets them all the same). */
+int rrt_listen_fds_from_env(void);
+
 /* Closes every fd >= first except those in keep[] (close_range where possible). */
 int rrt_close_fds_from(int first, const int *keep, size_t n_keep, struct rrt_error *err);
 

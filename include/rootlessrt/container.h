@@ -27,6 +27,7 @@ struct rrt_create_opts {
   const char *pid_file;
   const char *console_socket;
   int preserve_fds;
+  int listen_fds; /* from the caller's LISTEN_FDS (rrt_listen_fds_from_env), before preserve_fds */
   bool no_pivot;
   bool no_new_keyring;
   bool detach;         /* run -d */
@@ -57,7 +58,8 @@ int rrt_container_pids(pid_t init, pid_t **pids, size_t *n, struct rrt_error *er
 struct rrt_exec_ctx {
   const struct rrt_spec *spec;
   const struct rrt_process *proc;
-  int preserve_fds;
+  int preserve_fds; /* listen_fds included */
+  int listen_fds;
   int report_fd;                     /* error messages go here on failure; O_CLOEXEC */
   bool setgroups_allowed;            /* false when the user namespace denies setgroups */
   const char *state_json;            /* for seccomp notify listeners */

@@ -276,6 +276,36 @@ is "$(grep -E '^LISTEN_(FDS|PID)=' <<<"$out" | paste -sd,)" "LISTEN_FDS=1,LISTEN
 crun . -- rrt-probe env
 no_line "$out" '^LISTEN_(FDS|PID)=' "without --preserve-fds there is no LISTEN_FDS/LISTEN_PID"
 
+# systemd socket activation of the runtime (LISTEN_FDS, LISTEN_PID its own pid): as with runc and
+# crun, fds 3.. go to the container with LISTEN_FDS, LISTEN_PID=1 and LISTEN_FDNAMES, before any
+# --preserve-fds ones; LISTEN_* of process.env give way.
+# activated ENV... -- ARGS...: the runtime exec'd with ENV and LISTEN_PID=its pid (unless ENV
+# has one), fds 3 to 6 open.
+activated() {
+  local -a envs=()
+  while [ "$1" != -- ]; do
+    envs+=("$1")
+    shift
+  done
+  shift
+  run bash -c 'exec 3</dev/null 4</etc/passwd 5</dev/null 6</; exec timeout 30 "$@"' sh \
+    env "${envs[@]}" sh -c 'export LISTEN_PID="${LISTEN_PID:-$$}"; exec "$@"' sh \
+    "$RRT" --root "$RRT_ROOT" "$@"
+}
+with_cfg . -- rrt-probe fds
+activated LISTEN_FDS=2 -- run -b "$b" "$(new_id fds)"
+is "$rc:$out" "0:0 1 2 3 4" "LISTEN_FDS=2 for the runtime: the container has fds 3 and 4, not 5 or 6"
+activated LISTEN_FDS=2 -- run --preserve-fds 1 -b "$b" "$(new_id fds)"
+is "$rc:$out" "0:0 1 2 3 4 5" "LISTEN_FDS=2 and --preserve-fds 1: fds 3 to 5"
+with_cfg '.process.env += ["LISTEN_FDS=7", "LISTEN_FDNAMES=stale"]' -- rrt-probe env
+activated LISTEN_FDS=2 LISTEN_FDNAMES=web:admin -- run -b "$b" "$(new_id fds)"
+is "$rc:$(grep -E '^LISTEN_' <<<"$out" | sort | paste -sd,)" \
+  "0:LISTEN_FDNAMES=web:admin,LISTEN_FDS=2,LISTEN_PID=1" \
+  "the container's LISTEN_FDS, LISTEN_PID=1 and LISTEN_FDNAMES are the activation's"
+with_cfg . -- rrt-probe fds
+activated LISTEN_FDS=2 LISTEN_PID=1 -- run -b "$b" "$(new_id fds)"
+is "$rc:$out" "0:0 1 2" "LISTEN_FDS for another pid (LISTEN_PID=1 outside): no fds are passed"
+
 # ---------------------------------------------------------------- user, groups
 
 read -r sg_start sg_count <<<"$(subid_range /etc/subgid)"
