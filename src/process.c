@@ -246,7 +246,7 @@ static bool exec_denied(const char *path, const struct stat *st, const struct rr
     bit = S_IXGRP;
   if (st->st_mode & bit)
     return false;
-  snprintf(why, len, "no execute permission for uid %u (mode 0%o)", u->uid,
+  snprintf(why, len, "no execute permission for uid %u: mode 0%o", u->uid,
            (unsigned)(st->st_mode & 07777));
   return true;
 }
@@ -412,20 +412,17 @@ static int effective_admin(struct rrt_error *err)
 }
 
 /*
- * The process's stdio becomes process.user's, as runc does, so that a non-root user can use its
- * console (the pty slave was made by init, as root): the owner only, the group stays (devpts
- * may give it tty). Not /dev/null, not what is already the user's; a refusal (an unmapped owner
- * or group, a read-only /dev) leaves it as it was.
+ * The console becomes process.user's, as runc does, so that a non-root user can use its pty (init
+ * made the slave as root): the owner only, the group stays (devpts may give it tty). Only a
+ * terminal: runc changes any stdio, but rootless a file of the caller's given to uid 1000 would
+ * be a subordinate uid's, no longer the caller's to write. What is already the user's is left; a
+ * refusal (an unmapped owner or group, a read-only /dev) leaves it as it was.
  */
-static int give_stdio(uid_t uid, struct rrt_error *err)
+static int give_console(uid_t uid, struct rrt_error *err)
 {
-  struct stat null_st;
-  bool have_null = stat("/dev/null", &null_st) == 0 && S_ISCHR(null_st.st_mode);
   for (int fd = 0; fd < 3; fd++) {
     struct stat st;
-    if (fstat(fd, &st) < 0 || st.st_uid == uid)
-      continue;
-    if (have_null && S_ISCHR(st.st_mode) && st.st_rdev == null_st.st_rdev)
+    if (!isatty(fd) || fstat(fd, &st) < 0 || st.st_uid == uid)
       continue;
     if (fchown(fd, uid, (gid_t)-1) < 0 && errno != EINVAL && errno != EPERM && errno != EROFS)
       return rrt_error_errno(err, "process.user.uid %u: chown stdio fd %d", uid, fd);
@@ -451,8 +448,9 @@ static int before_filter(const struct rrt_exec_ctx *x, char ***envp, struct rrt_
   bool entered = chdir(proc->cwd) == 0;
   if (!entered && errno != EACCES)
     return rrt_error_errno(err, "process.cwd %s", proc->cwd);
-  if (give_stdio(proc->user.uid, err) < 0 || rrt_caps_prepare(proc->capabilities, err) < 0 ||
-      switch_user(x, err) < 0 || enter_cwd(proc->cwd, entered, err) < 0)
+  if ((proc->terminal && give_console(proc->user.uid, err) < 0) ||
+      rrt_caps_prepare(proc->capabilities, err) < 0 || switch_user(x, err) < 0 ||
+      enter_cwd(proc->cwd, entered, err) < 0)
     return -1;
   umask(proc->user.has_umask ? proc->user.umask : 0022);
   int keep[] = {x->report_fd, rrt_seccomp_filter_listener_fd(x->filter)};
