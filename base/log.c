@@ -183,21 +183,13 @@ static void write_json_line(int fd, enum rrt_log_level level, const char *msg)
   json_object_put(o);
 }
 
-void rrt_log(enum rrt_log_level level, const char *fmt, ...)
+static void log_msg(enum rrt_log_level level, bool to_stderr, const char *msg)
 {
-  if (level == RRT_LOG_DEBUG && !log_debug)
-    return;
-  int saved = errno;
-  va_list ap;
-  va_start(ap, fmt);
-  char *msg = xvasprintf(fmt, ap);
-  va_end(ap);
-
   /* With --log, only errors also go to stderr, as runc does: at create an
    * engine's runtime stderr is the container's own stderr (containerd's shim,
    * conmon), so a warning there would become a line of the container's log.
    * Without a log file, stderr takes everything. */
-  if (level == RRT_LOG_ERROR || log_fd < 0) {
+  if (to_stderr && (level == RRT_LOG_ERROR || log_fd < 0)) {
     char *line = xasprintf("rootlessrt: %s%s\n",
                            level == RRT_LOG_ERROR     ? ""
                            : level == RRT_LOG_WARNING ? "warning: "
@@ -215,6 +207,32 @@ void rrt_log(enum rrt_log_level level, const char *fmt, ...)
       free(line);
     }
   }
+}
+
+void rrt_log(enum rrt_log_level level, const char *fmt, ...)
+{
+  if (level == RRT_LOG_DEBUG && !log_debug)
+    return;
+  int saved = errno;
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = xvasprintf(fmt, ap);
+  va_end(ap);
+  log_msg(level, true, msg);
+  free(msg);
+  errno = saved;
+}
+
+void rrt_log_file(enum rrt_log_level level, const char *fmt, ...)
+{
+  if (log_fd < 0 || (level == RRT_LOG_DEBUG && !log_debug))
+    return;
+  int saved = errno;
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = xvasprintf(fmt, ap);
+  va_end(ap);
+  log_msg(level, false, msg);
   free(msg);
   errno = saved;
 }

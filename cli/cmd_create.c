@@ -150,6 +150,7 @@ static int parse(int argc, char **argv, bool run, struct rrt_create_opts *o, boo
     return rrt_error_msgf(err, EINVAL,
                           "run: --keep and --detach: a detached container is kept until delete "
                           "already");
+  o->listen_fds = rrt_listen_fds_from_env();
   return rrt_cmd_one_id(argc, argv, optind, &o->id, err);
 }
 

@@ -111,16 +111,65 @@ static int caps_to_masks(const struct rrt_caps *caps, bool warn, struct capmasks
   return 0;
 }
 
+/* The kernel raises an ambient capability only when it is permitted and inheritable; buildah
+ * lists ambient capabilities with no inheritable set, on every RUN step. crun says nothing and
+ * runs it; rootlessrt does the same and notes it in the --log file only: on stderr it would read
+ * as the container's output. */
+static void note_unraisable_ambient(const struct rrt_caps *caps, const struct capmasks *m)
+{
+  capmask need = m->m[SET_PERMITTED] & m->m[SET_INHERITABLE];
+  for (size_t i = 0; caps && i < caps->ambient.n; i++) {
+    cap_value_t v;
+    if (cap_parse_name(caps->ambient.v[i], &v) < 0 || !(m->m[SET_AMBIENT] & CAP_BIT(v)))
+      continue;
+    if (!(need & CAP_BIT(v)))
+      rrt_log_file(RRT_LOG_WARNING,
+                   "process.capabilities.ambient[%zu]: %s is not in both the permitted and "
+                   "the inheritable sets, not raised",
+                   i, caps->ambient.v[i]);
+  }
+}
+
 int rrt_caps_validate(const struct rrt_caps *caps, struct rrt_error *err)
 {
   struct capmasks m;
-  return caps_to_masks(caps, true, &m, err);
+  if (caps_to_masks(caps, true, &m, err) < 0)
+    return -1;
+  note_unraisable_ambient(caps, &m);
+  return 0;
+}
+
+static capmask current_permitted(void);
+
+int rrt_caps_check_held(const struct rrt_caps *caps, struct rrt_error *err)
+{
+  capmask have = current_permitted();
+  const int sets[] = {SET_BOUNDING, SET_EFFECTIVE, SET_PERMITTED};
+  for (size_t k = 0; caps && k < sizeof(sets) / sizeof(sets[0]); k++) {
+    const struct rrt_strv *sv = caps_set(caps, sets[k]);
+    for (size_t i = 0; i < sv->n; i++) {
+      cap_value_t v;
+      if (cap_parse_name(sv->v[i], &v) < 0 || v > last_cap() || v > 63)
+        continue; /* warned about at validation */
+      if (prctl(PR_CAPBSET_READ, (unsigned long)v, 0, 0, 0) != 1)
+        return rrt_error_msgf(err, EPERM,
+                              "process.capabilities.%s[%zu]: %s is not in the runtime's bounding "
+                              "set: it cannot be granted",
+                              set_names[sets[k]], i, sv->v[i]);
+      if (sets[k] != SET_BOUNDING && !(have & CAP_BIT(v)))
+        return rrt_error_msgf(err, EPERM,
+                              "process.capabilities.%s[%zu]: %s is not held by the runtime: it "
+                              "cannot be granted",
+                              set_names[sets[k]], i, sv->v[i]);
+    }
+  }
+  return 0;
 }
 
 int rrt_caps_prepare(const struct rrt_caps *caps, struct rrt_error *err)
 {
   struct capmasks m;
-  if (caps_to_masks(caps, false, &m, err) < 0)
+  if (caps_to_masks(caps, false, &m, err) < 0 || rrt_caps_check_held(caps, err) < 0)
     return -1;
   /* Without KEEPCAPS the switch away from uid 0 would empty the permitted set
    * before rrt_caps_apply can choose what stays. */
@@ -197,16 +246,8 @@ int rrt_caps_apply(const struct rrt_caps *caps, struct rrt_error *err)
   if (caps_to_masks(caps, false, &m, err) < 0)
     return -1;
 
-  /* OCI says a capability that cannot be granted is a warning, not a failure
-   * (a rootless runtime often lacks some): keep what we hold, name the rest. */
-  capmask have = current_permitted();
-  capmask missing = (m.m[SET_PERMITTED] | m.m[SET_EFFECTIVE]) & ~have;
-  if (missing) {
-    cleanup_free char *names = mask_names(missing);
-    rrt_warn("process.capabilities: cannot grant %s (not held by the runtime), ignored", names);
-    m.m[SET_PERMITTED] &= have;
-    m.m[SET_EFFECTIVE] &= have;
-  }
+  /* rrt_caps_check_held refused what the runtime does not hold; should the kernel disagree,
+   * capset says so. */
   /* The kernel refuses an effective capability that is not permitted. */
   m.m[SET_EFFECTIVE] &= m.m[SET_PERMITTED];
 
@@ -241,19 +282,12 @@ int rrt_caps_apply(const struct rrt_caps *caps, struct rrt_error *err)
     cap_value_t v;
     if (cap_parse_name(amb->v[i], &v) < 0 || !(m.m[SET_AMBIENT] & CAP_BIT(v)))
       continue; /* beyond the kernel's last cap: warned at validation */
-    /* The kernel raises an ambient capability only when it is permitted and inheritable.
-     * buildah lists ambient capabilities with no inheritable set: like a capability the
-     * runtime cannot grant, one it cannot raise is a warning, not a failed container. */
+    /* Not permitted and inheritable: not raised, as with crun (noted at validation). */
     capmask need = m.m[SET_PERMITTED] & m.m[SET_INHERITABLE];
-    if (!(need & CAP_BIT(v))) {
-      rrt_warn("process.capabilities.ambient[%zu]: %s is not in both the permitted and the "
-               "inheritable sets, not raised",
-               i, amb->v[i]);
+    if (!(need & CAP_BIT(v)))
       continue;
-    }
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, (unsigned long)v, 0, 0) < 0)
-      rrt_warn("process.capabilities.ambient[%zu]: raise %s: %s, not raised", i, amb->v[i],
-               strerror(errno));
+      return rrt_error_errno(err, "process.capabilities.ambient[%zu]: raise %s", i, amb->v[i]);
   }
   return 0;
 }

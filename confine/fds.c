@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -91,4 +92,23 @@ int rrt_close_fds_from(int first, const int *keep, size_t n_keep, struct rrt_err
       from = (unsigned int)sorted[i] + 1;
   }
   return 0;
+}
+
+int rrt_listen_fds_from_env(void)
+{
+  const char *fds = getenv("LISTEN_FDS");
+  const char *pid = getenv("LISTEN_PID");
+  long long n, p;
+  if (!fds || rrt_parse_i64(fds, &n) < 0 || n <= 0 || n > 4096)
+    return 0;
+  /* sd_listen_fds: the fds are for the process LISTEN_PID names. */
+  if (pid && (rrt_parse_i64(pid, &p) < 0 || p != (long long)getpid()))
+    return 0;
+  for (int fd = 3; fd < 3 + (int)n; fd++) {
+    int fl = fcntl(fd, F_GETFD);
+    if (fl < 0)
+      return 0; /* not there: LISTEN_FDS was not meant for us */
+    (void)fcntl(fd, F_SETFD, fl | FD_CLOEXEC);
+  }
+  return (int)n;
 }

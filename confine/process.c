@@ -9,6 +9,7 @@
 #include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "rootlessrt/confine.h"
@@ -105,22 +106,38 @@ static char *passwd_home(uid_t uid)
   return xstrdup("/");
 }
 
+static bool is_var(const char *entry, const char *name)
+{
+  size_t n = strlen(name);
+  return strncmp(entry, name, n) == 0 && entry[n] == '=';
+}
+
 /* process.env, with LISTEN_PID fixed up when fds are handed over (sd_listen_fds
- * checks that the pid is its own), and HOME from /etc/passwd when it has none. */
-static char **build_env(const struct rrt_process *proc, int preserve_fds)
+ * checks that the pid is its own), and HOME from /etc/passwd when it has none. The runtime's
+ * own socket activation (listen_fds) replaces what process.env says of LISTEN_*. */
+static char **build_env(const struct rrt_process *proc, int preserve_fds, int listen_fds)
 {
   size_t n = proc->env.n;
-  char **envp = xcalloc(n + 4, sizeof(char *));
+  char **envp = xcalloc(n + 5, sizeof(char *));
   size_t k = 0;
   if (!env_get(&proc->env, "HOME")) {
     cleanup_free char *home = passwd_home(proc->user.uid);
     envp[k++] = xasprintf("HOME=%s", home);
   }
-  bool has_listen_fds = env_get(&proc->env, "LISTEN_FDS") != NULL;
+  bool has_listen_fds = listen_fds > 0 || env_get(&proc->env, "LISTEN_FDS") != NULL;
   for (size_t i = 0; i < n; i++) {
-    if (has_listen_fds && strncmp(proc->env.v[i], "LISTEN_PID=", 11) == 0)
+    if (has_listen_fds && is_var(proc->env.v[i], "LISTEN_PID"))
+      continue;
+    if (listen_fds > 0 &&
+        (is_var(proc->env.v[i], "LISTEN_FDS") || is_var(proc->env.v[i], "LISTEN_FDNAMES")))
       continue;
     envp[k++] = xstrdup(proc->env.v[i]);
+  }
+  if (listen_fds > 0) {
+    envp[k++] = xasprintf("LISTEN_FDS=%d", listen_fds);
+    const char *names = getenv("LISTEN_FDNAMES"); /* init is a clone of the runtime */
+    if (names)
+      envp[k++] = xasprintf("LISTEN_FDNAMES=%s", names);
   }
   if (has_listen_fds || preserve_fds > 0) {
     if (!has_listen_fds && preserve_fds > 0)
@@ -131,22 +148,42 @@ static char **build_env(const struct rrt_process *proc, int preserve_fds)
   return envp;
 }
 
+bool rrt_process_keep_groups(const struct rrt_spec *spec)
+{
+  const char *v = rrt_spec_annotation(spec, "run.oci.keep_original_groups");
+  return v && strcmp(v, "0") != 0 && strcmp(v, "false") != 0;
+}
+
+static int set_groups(const struct rrt_exec_ctx *x, struct rrt_error *err)
+{
+  const struct rrt_user *u = &x->proc->user;
+  /* Devices reached through a group of the caller's (video, kvm) stay reachable; in a rootless
+   * container those groups show as the overflow gid. rrt_process_prepare refused additionalGids
+   * with it. */
+  if (rrt_process_keep_groups(x->spec))
+    return 0;
+  if (!x->setgroups_allowed) {
+    if (u->n_additional_gids > 0)
+      return rrt_error_msgf(err, EPERM,
+                            "process.user.additionalGids: setgroups is denied in this user "
+                            "namespace (no subordinate gid range for your user)");
+    return 0;
+  }
+  gid_t *groups = xcalloc(u->n_additional_gids + 1, sizeof(gid_t));
+  for (size_t i = 0; i < u->n_additional_gids; i++)
+    groups[i] = u->additional_gids[i];
+  int r = setgroups(u->n_additional_gids, groups);
+  free(groups);
+  if (r < 0)
+    return rrt_error_errno(err, "process.user.additionalGids: setgroups");
+  return 0;
+}
+
 static int switch_user(const struct rrt_exec_ctx *x, struct rrt_error *err)
 {
   const struct rrt_user *u = &x->proc->user;
-  if (x->setgroups_allowed) {
-    gid_t *groups = xcalloc(u->n_additional_gids + 1, sizeof(gid_t));
-    for (size_t i = 0; i < u->n_additional_gids; i++)
-      groups[i] = u->additional_gids[i];
-    int r = setgroups(u->n_additional_gids, groups);
-    free(groups);
-    if (r < 0)
-      return rrt_error_errno(err, "process.user.additionalGids: setgroups");
-  } else if (u->n_additional_gids > 0) {
-    return rrt_error_msgf(err, EPERM,
-                          "process.user.additionalGids: setgroups is denied in this user "
-                          "namespace (no subordinate gid range for your user)");
-  }
+  if (set_groups(x, err) < 0)
+    return -1;
   if (setresgid(u->gid, u->gid, u->gid) < 0)
     return rrt_error_errno(err, "process.user.gid %u: setresgid (is it mapped?)", u->gid);
   if (setresuid(u->uid, u->uid, u->uid) < 0)
@@ -156,9 +193,9 @@ static int switch_user(const struct rrt_exec_ctx *x, struct rrt_error *err)
 
 /* CVE-2024-21626: a leaked directory fd could put cwd outside the container
  * (cwd=/proc/self/fd/N). After chdir, getcwd must name a path inside. */
-static int enter_cwd(const char *cwd, struct rrt_error *err)
+static int enter_cwd(const char *cwd, bool entered, struct rrt_error *err)
 {
-  if (chdir(cwd) < 0)
+  if (!entered && chdir(cwd) < 0)
     return rrt_error_errno(err, "process.cwd %s", cwd);
   char buf[4096];
   if (!getcwd(buf, sizeof(buf))) {
@@ -198,16 +235,93 @@ static int exec_search(const char *file, char *const argv[], char *const envp[],
   return -saved;
 }
 
-int rrt_process_find_exec(const struct rrt_process *proc, char **found, struct rrt_error *err)
+/* strerror as Go (runc) spells it: the docker CLI matches "no such file or directory" and
+ * "permission denied" case-sensitively in the runtime's error to exit 127 or 126. */
+static const char *errno_text(int e, char *buf, size_t len)
+{
+  snprintf(buf, len, "%s", strerror(e));
+  if (buf[0] >= 'A' && buf[0] <= 'Z' && !(buf[1] >= 'A' && buf[1] <= 'Z'))
+    buf[0] = (char)(buf[0] - 'A' + 'a');
+  return buf;
+}
+
+/* Is gid the process user's gid or one of its supplementary groups (the runtime's own with
+ * run.oci.keep_original_groups, which leaves them)? */
+static bool user_in_group(const struct rrt_user *u, bool keep_groups, gid_t gid)
+{
+  if (gid == u->gid)
+    return true;
+  if (keep_groups) {
+    gid_t groups[256];
+    int n = getgroups(256, groups);
+    for (int i = 0; i < n; i++)
+      if (groups[i] == gid)
+        return true;
+    return false;
+  }
+  for (size_t i = 0; i < u->n_additional_gids; i++)
+    if (u->additional_gids[i] == gid)
+      return true;
+  return false;
+}
+
+/*
+ * Would execve of path, as process.user, be refused with EACCES? Checked at create, in init
+ * after the mounts and before the user switch, so that create fails as with runc and crun
+ * (podman reports a failed `start` otherwise, not "permission denied"). The mode bits and the
+ * mount are read rather than tried: init still has the runtime's credentials here. The reason
+ * is written to why; a directory the path crosses is left to execve at start.
+ */
+static bool exec_denied(const char *path, const struct stat *st, const struct rrt_process *proc,
+                        bool keep_groups, char *why, size_t len)
+{
+  const struct rrt_user *u = &proc->user;
+  struct statvfs vfs;
+  if (S_ISDIR(st->st_mode)) {
+    snprintf(why, len, "is a directory");
+    return true;
+  }
+  if (!S_ISREG(st->st_mode)) {
+    snprintf(why, len, "not a regular file");
+    return true;
+  }
+  if (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC)) {
+    snprintf(why, len, "on a noexec mount");
+    return true;
+  }
+  mode_t bit = S_IXOTH;
+  if (u->uid == 0)
+    bit = S_IXUSR | S_IXGRP | S_IXOTH; /* CAP_DAC_OVERRIDE: any execute bit will do */
+  else if (st->st_uid == u->uid)
+    bit = S_IXUSR;
+  else if (user_in_group(u, keep_groups, st->st_gid))
+    bit = S_IXGRP;
+  if (st->st_mode & bit)
+    return false;
+  snprintf(why, len, "no execute permission for uid %u: mode 0%o", u->uid,
+           (unsigned)(st->st_mode & 07777));
+  return true;
+}
+
+int rrt_process_find_exec(const struct rrt_process *proc, bool keep_groups, char **found,
+                          struct rrt_error *err)
 {
   const char *file = proc->args.v[0];
   struct stat st;
+  char why[96];
   if (found)
     *found = NULL;
+  /* The texts are runc's (Go's exec.LookPath): engines map them to exit statuses 127 and 126. */
   if (strchr(file, '/')) {
     cleanup_free char *full = file[0] == '/' ? xstrdup(file) : xasprintf("%s/%s", proc->cwd, file);
-    if (stat(full, &st) < 0)
-      return rrt_error_errno(err, "exec \"%s\"", file);
+    if (stat(full, &st) < 0) {
+      int e = errno;
+      char text[128];
+      return rrt_error_msgf(err, e, "exec: \"%s\": stat %s: %s", file, file,
+                            errno_text(e, text, sizeof(text)));
+    }
+    if (exec_denied(full, &st, proc, keep_groups, why, sizeof(why)))
+      return rrt_error_msgf(err, EACCES, "exec: \"%s\": permission denied (%s)", file, why);
     return 0;
   }
   const char *path = env_get(&proc->env, "PATH");
@@ -216,13 +330,13 @@ int rrt_process_find_exec(const struct rrt_process *proc, char **found, struct r
   for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
     cleanup_free char *full =
         dir[0] == '/' ? xasprintf("%s/%s", dir, file) : xasprintf("%s/%s/%s", proc->cwd, dir, file);
-    if (stat(full, &st) == 0 && !S_ISDIR(st.st_mode)) {
+    if (stat(full, &st) == 0 && !exec_denied(full, &st, proc, keep_groups, why, sizeof(why))) {
       if (found)
         *found = steal_ptr(&full);
       return 0;
     }
   }
-  return rrt_error_set(err, ENOENT, "exec \"%s\": executable file not found in $PATH", file);
+  return rrt_error_msgf(err, ENOENT, "exec: \"%s\": executable file not found in $PATH", file);
 }
 
 static int apply_limits(const struct rrt_spec *spec, struct rrt_error *err)
@@ -298,12 +412,18 @@ int rrt_process_prepare(const struct rrt_spec *spec, struct rrt_error *err)
   if (!id_mapped("/proc/self/gid_map", u->gid))
     return rrt_error_msgf(
         err, EINVAL, "process.user.gid %u: not mapped in the container's user namespace", u->gid);
+  if (u->n_additional_gids > 0 && rrt_process_keep_groups(spec))
+    return rrt_error_msgf(err, EINVAL,
+                          "process.user.additionalGids: cannot be set with the annotation "
+                          "run.oci.keep_original_groups (the runtime's groups are kept)");
   for (size_t i = 0; i < u->n_additional_gids; i++)
     if (!id_mapped("/proc/self/gid_map", u->additional_gids[i]))
       return rrt_error_msgf(err, EINVAL,
                             "process.user.additionalGids[%zu] %u: not mapped in the container's "
                             "user namespace",
                             i, u->additional_gids[i]);
+  if (rrt_caps_check_held(spec->process->capabilities, err) < 0)
+    return -1;
   /* At create already: between create and start, init is what an engine's kill(-pgid) of
    * its own group must not reach. */
   if (!spec->process->terminal && own_session(err) < 0)
@@ -343,6 +463,25 @@ static int effective_admin(struct rrt_error *err)
   return 0;
 }
 
+/*
+ * The console becomes process.user's, as runc does, so that a non-root user can use its pty (init
+ * made the slave as root): the owner only, the group stays (devpts may give it tty). Only a
+ * terminal: runc changes any stdio, but rootless a file of the caller's given to uid 1000 would
+ * be a subordinate uid's, no longer the caller's to write. What is already the user's is left; a
+ * refusal (an unmapped owner or group, a read-only /dev) leaves it as it was.
+ */
+static int give_console(uid_t uid, struct rrt_error *err)
+{
+  for (int fd = 0; fd < 3; fd++) {
+    struct stat st;
+    if (!isatty(fd) || fstat(fd, &st) < 0 || st.st_uid == uid)
+      continue;
+    if (fchown(fd, uid, (gid_t)-1) < 0 && errno != EINVAL && errno != EPERM && errno != EROFS)
+      return rrt_error_errno(err, "process.user.uid %u: chown stdio fd %d", uid, fd);
+  }
+  return 0;
+}
+
 /* Everything but the capabilities, the filter and execve: none of it may run under the
  * container's seccomp filter, which may deny what the runtime itself needs (getcwd, close_range,
  * rt_sigaction...). */
@@ -355,12 +494,20 @@ static int before_filter(const struct rrt_exec_ctx *x, char ***envp, struct rrt_
     return -1;
   if (!proc->terminal && own_session(err) < 0)
     return -1;
-  *envp = build_env(proc, x->preserve_fds); /* as root: /etc/passwd may be unreadable after */
-  if (rrt_caps_prepare(proc->capabilities, err) < 0 || switch_user(x, err) < 0)
+  *envp = build_env(proc, x->preserve_fds,
+                    x->listen_fds); /* as root: /etc/passwd may be unreadable after */
+  /* As runc: the working directory is entered before the user switch, so that one only the
+   * runtime may enter (a 0700 volume of root's) still works; refused then (root squashed on
+   * NFS), it is tried again as process.user. */
+  bool entered = chdir(proc->cwd) == 0;
+  if (!entered && errno != EACCES)
+    return rrt_error_errno(err, "process.cwd %s", proc->cwd);
+  if ((proc->terminal && give_console(proc->user.uid, err) < 0) ||
+      rrt_caps_prepare(proc->capabilities, err) < 0 || switch_user(x, err) < 0)
     return -1;
   /* The uid switch set dumpable to fs.suid_dumpable, which may be 1 or 2. */
   rrt_confine_undumpable();
-  if (enter_cwd(proc->cwd, err) < 0)
+  if (enter_cwd(proc->cwd, entered, err) < 0)
     return -1;
   umask(proc->user.has_umask ? proc->user.umask : 0022);
   int keep[] = {x->report_fd, rrt_seccomp_filter_listener_fd(x->filter)};
@@ -407,5 +554,7 @@ int rrt_process_exec(const struct rrt_exec_ctx *x, struct rrt_error *err)
   if (x->exec_path)
     execve(x->exec_path, proc->args.v, envp);
   int r = exec_search(proc->args.v[0], proc->args.v, envp, path ? path : DEFAULT_PATH);
-  return rrt_error_set(err, -r, "exec \"%s\"", proc->args.v[0]);
+  char text[128];
+  return rrt_error_msgf(err, -r, "exec: \"%s\": %s", proc->args.v[0],
+                        errno_text(-r, text, sizeof(text)));
 }

@@ -510,7 +510,8 @@ static int create_prepare(struct create_ctx *c, struct rrt_error *err)
   ia->console_fd = c->console_fd;
   ia->no_pivot = c->o->no_pivot;
   ia->no_new_keyring = c->o->no_new_keyring;
-  ia->preserve_fds = c->o->preserve_fds;
+  ia->preserve_fds = c->o->listen_fds + c->o->preserve_fds;
+  ia->listen_fds = c->o->listen_fds;
   ia->net_mode = c->net.mode;
   if (c->net.mode == RRT_NET_SLIRP) {
     /* Written by make_state, mounted by init after CONTINUE. */

@@ -244,6 +244,7 @@ __attribute__((noreturn)) static void run_process(const struct child_args *a)
 {
   struct rrt_error err = RRT_ERROR_INIT;
   const struct rrt_process *proc = a->pspec->process;
+  char *exec_path = NULL; /* this process execs or exits: never freed */
   /* Our root is still the runtime's: take the container's, held open from
    * before the mount namespace changed. */
   if (fchdir(a->t->rootfd) < 0 || chroot(".") < 0) {
@@ -257,9 +258,14 @@ __attribute__((noreturn)) static void run_process(const struct child_args *a)
     }
     close(a->console_fd);
   }
+  /* As at create: a missing or non-executable program fails in runc's words before anything
+   * else is changed. */
+  if (rrt_process_find_exec(proc, rrt_process_keep_groups(a->container), &exec_path, &err) < 0)
+    goto fail;
   struct rrt_exec_ctx x = {
       .spec = a->container,
       .proc = proc,
+      .exec_path = exec_path,
       .preserve_fds = a->preserve_fds,
       .report_fd = a->report_fd,
       .setgroups_allowed = a->t->setgroups_allowed,

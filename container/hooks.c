@@ -403,13 +403,25 @@ static int hook_outcome(struct hook_run *run, const struct rrt_hook *hook, int r
   return 0;
 }
 
-static int run_one(const struct rrt_hook *hook, const char *prefix, const char *state_json,
-                   const sigset_t *poll_mask, struct rrt_error *err)
+/*
+ * A hook without `env`: config.md gives `env` environ's semantics and says nothing of an absent
+ * one; rootlessrt gives it an empty environment, so that nothing of whoever called the runtime
+ * (an engine's secrets, a stray LD_PRELOAD) reaches a hook that did not ask for it. runc and crun
+ * pass on their own environment: the annotation rootlessrt.hooks-env=inherit asks for that.
+ */
+static bool hooks_inherit_env(const struct rrt_spec *spec)
+{
+  const char *v = rrt_spec_annotation(spec, "rootlessrt.hooks-env");
+  return v && strcmp(v, "inherit") == 0;
+}
+
+static int run_one(const struct rrt_hook *hook, bool inherit_env, const char *prefix,
+                   const char *state_json, const sigset_t *poll_mask, struct rrt_error *err)
 {
   char *default_argv[] = {hook->path, NULL};
   char *empty_env[] = {NULL};
   char *const *argv = hook->args.v && hook->args.n > 0 ? hook->args.v : default_argv;
-  char *const *envp = hook->env.v ? hook->env.v : empty_env;
+  char *const *envp = hook->env.v ? hook->env.v : inherit_env ? environ : empty_env;
 
   int in[2], out[2], errp[2], report[2];
   if (pipe2(in, O_CLOEXEC) < 0)
@@ -529,7 +541,8 @@ int rrt_hooks_run(const struct rrt_spec *spec, enum rrt_hook_kind kind, const ch
     struct rrt_error one = RRT_ERROR_INIT;
     rrt_debug("%s: running", prefix);
     warn_if_others_may_write(kind, prefix, hook->path);
-    if (run_one(hook, prefix, state_json, &poll_mask, &one) == 0 && !hooks_interrupted)
+    if (run_one(hook, hooks_inherit_env(spec), prefix, state_json, &poll_mask, &one) == 0 &&
+        !hooks_interrupted)
       continue;
     if (hooks_interrupted) {
       /* No more hooks, not even poststop ones: the caller was asked to stop. */

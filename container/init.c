@@ -404,8 +404,9 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
   if (rrt_rootfs_finalize(&rc, err) < 0)
     return -1;
   /* runtime.md: a config without process can be created; start is what fails. */
-  if (spec->process && (rrt_process_find_exec(spec->process, exec_path, err) < 0 ||
-                        rrt_process_prepare(spec, err) < 0))
+  if (spec->process &&
+      (rrt_process_find_exec(spec->process, rrt_process_keep_groups(spec), exec_path, err) < 0 ||
+       rrt_process_prepare(spec, err) < 0))
     return -1;
   join_session_keyring(ia->no_new_keyring);
   if (ia->console_fd >= 0 && rrt_terminal_setup(spec->process, ia->console_fd, err) < 0)
@@ -514,6 +515,7 @@ void rrt_init_main(struct rrt_init_args *ia)
       .spec = ia->spec,
       .proc = ia->spec->process,
       .preserve_fds = ia->preserve_fds,
+      .listen_fds = ia->listen_fds,
       .report_fd = conn,
       .setgroups_allowed = setgroups_allowed(ia->plan),
       .state_json = state_json,

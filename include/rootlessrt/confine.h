@@ -52,10 +52,17 @@ void rrt_confine_undumpable(void);
  * running kernel lacks are dropped with a warning. Called at create time. */
 int rrt_caps_validate(const struct rrt_caps *caps, struct rrt_error *err);
 
-/* Before the uid switch: PR_SET_KEEPCAPS and the bounding set drop. */
+/* In the container's user namespace, before the bounding set is dropped: every capability of
+ * the bounding, effective and permitted sets is one the runtime holds, or an error naming it
+ * (as runc and crun: under podman rootless, whose user namespace the container shares, the
+ * caller's bounding set may lack one that --privileged lists). An unraisable ambient one is not
+ * an error. Called at create (rrt_process_prepare) and again by rrt_caps_prepare. */
+int rrt_caps_check_held(const struct rrt_caps *caps, struct rrt_error *err);
+/* Before the uid switch: rrt_caps_check_held, PR_SET_KEEPCAPS and the bounding set drop. */
 int rrt_caps_prepare(const struct rrt_caps *caps, struct rrt_error *err);
 /* After the uid switch: effective, permitted, inheritable, ambient exactly as
- * configured (a NULL caps = drop everything but keep what the uid gives). */
+ * configured (a NULL caps = drop everything but keep what the uid gives). It writes nothing:
+ * it may run under the container's seccomp filter, whose notify agent would get the write. */
 int rrt_caps_apply(const struct rrt_caps *caps, struct rrt_error *err);
 
 /* rlimits, oomScoreAdj, personality, ioPriority, scheduler (before execve). */
@@ -91,6 +98,13 @@ void rrt_seccomp_filter_free(struct rrt_seccomp_filter *f);
 void rrt_seccomp_filter_release_listener(struct rrt_seccomp_filter *f);
 /* That connection's fd (-1 when none): it must survive the fd clean-up. */
 int rrt_seccomp_filter_listener_fd(const struct rrt_seccomp_filter *f);
+
+/* systemd socket activation of the runtime itself: LISTEN_FDS=N in our environment (and
+ * LISTEN_PID, when set, our pid): the N fds from 3 on go to the container, as runc and crun do,
+ * with LISTEN_FDS, LISTEN_PID=1 and the caller's LISTEN_FDNAMES in its environment. Returns N,
+ * 0 without them (or when they are not ours); marks them close-on-exec for the runtime's own
+ * helpers (the container's execve gets them all the same). */
+int rrt_listen_fds_from_env(void);
 
 /* Closes every fd >= first except those in keep[] (close_range where possible). */
 int rrt_close_fds_from(int first, const int *keep, size_t n_keep, struct rrt_error *err);

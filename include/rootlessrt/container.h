@@ -27,6 +27,7 @@ struct rrt_create_opts {
   const char *pid_file;
   const char *console_socket;
   int preserve_fds;
+  int listen_fds; /* from the caller's LISTEN_FDS (rrt_listen_fds_from_env), before preserve_fds */
   bool no_pivot;
   bool no_new_keyring;
   bool detach;         /* run -d */
@@ -58,7 +59,8 @@ int rrt_container_pids(pid_t init, pid_t **pids, size_t *n, struct rrt_error *er
 struct rrt_exec_ctx {
   const struct rrt_spec *spec;
   const struct rrt_process *proc;
-  int preserve_fds;
+  int preserve_fds; /* listen_fds included */
+  int listen_fds;
   int report_fd;                     /* error messages go here on failure; O_CLOEXEC */
   bool setgroups_allowed;            /* false when the user namespace denies setgroups */
   const char *state_json;            /* for seccomp notify listeners */
@@ -76,10 +78,17 @@ int rrt_process_prepare_cwd(const struct rrt_process *proc, struct rrt_error *er
  * they survive execve). */
 int rrt_process_prepare(const struct rrt_spec *spec, struct rrt_error *err);
 /* At create, in the container's root: process.args[0] exists (PATH search
- * as execve will do), so a missing program fails create with "exec \"x\":
- * ...: No such file or directory" as runc and crun do (engines map it to 127). */
+ * as execve will do) and process.user may execute it (not a directory, an execute bit for the
+ * user, not on a noexec mount), so create fails as with runc and crun, in runc's words
+ * (`exec: "x": stat x: no such file or directory`, `...: permission denied`, `...: executable
+ * file not found in $PATH`), which engines map to 127 and 126. keep_groups: the supplementary
+ * groups stay the runtime's (rrt_process_keep_groups). */
 /* found (may be NULL): the path a PATH search found, or NULL when args[0] has a slash. */
-int rrt_process_find_exec(const struct rrt_process *proc, char **found, struct rrt_error *err);
+int rrt_process_find_exec(const struct rrt_process *proc, bool keep_groups, char **found,
+                          struct rrt_error *err);
+/* The annotation run.oci.keep_original_groups (podman's --group-add keep-groups): no setgroups,
+ * the process keeps the runtime's supplementary groups, as with crun. */
+bool rrt_process_keep_groups(const struct rrt_spec *spec);
 /* Never returns on success. */
 int rrt_process_exec(const struct rrt_exec_ctx *x, struct rrt_error *err);
 

@@ -29,7 +29,8 @@ struct rrt_init_args {
   bool own_terminal;
   bool no_pivot;
   bool no_new_keyring;
-  int preserve_fds;
+  int preserve_fds; /* listen_fds included */
+  int listen_fds;
   int ns_flags; /* CLONE_NEW* to create (the user namespace excluded) */
   int join_types[RRT_MAX_JOIN];
   const char *join_paths[RRT_MAX_JOIN];

@@ -16,6 +16,10 @@ int rrt_log_init(const char *file, bool json, bool debug, struct rrt_error *err)
 /* The same with the log file already open (the network helper inherits it). */
 void rrt_log_init_fd(int fd, bool json, bool debug);
 void rrt_log(enum rrt_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* To the --log file only, never stderr, even without --log: for what runc and crun do not print
+ * (at create, an engine reads the runtime's stderr as the container's). */
+void rrt_log_file(enum rrt_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 #define rrt_warn(...) rrt_log(RRT_LOG_WARNING, __VA_ARGS__)
 #define rrt_info(...) rrt_log(RRT_LOG_INFO, __VA_ARGS__)
 #define rrt_debug(...) rrt_log(RRT_LOG_DEBUG, __VA_ARGS__)

@@ -156,4 +156,50 @@ exec_error "a missing binary" /bin/no-such-binary '/bin/no-such-binary.*([Nn]o s
 exec_error "a missing command (PATH search)" no-such-command 'no-such-command'
 exec_error "a non-executable file" /etc/passwd '/etc/passwd.*([Pp]ermission denied|EACCES)'
 
+# What engines parse: the docker CLI exits 127 on "no such file or directory" or "executable file
+# not found", 126 on "permission denied" (case-sensitive, runc's words); podman's 126 and 127
+# come from the same texts. Like runc and crun, create is what fails: podman reports a failed
+# start as "`start` failed", not as the cause. Nothing is left behind.
+create_refuses() { # create_refuses NAME TEXT ARG0 [JQ-FILTER]
+  local name=$1 text=$2 arg0=$3 filter=${4:-.} b id slug
+  slug=cr-$(tr -c 'a-zA-Z0-9.\n' - <<<"$name")
+  b=$(mkbundle "$slug" "$arg0")
+  cfg "$b" "$filter" --arg b "$b" || bail_out "cannot edit $b/config.json"
+  [ -d "$b/vol" ] || mkdir "$b/vol"
+  printf '#!/bin/sh\necho ran\n' >"$b/vol/script.sh" && chmod 0755 "$b/vol/script.sh"
+  printf '#!/bin/sh\necho ran\n' >"$b/rootfs/bin/owner-only" && chmod 0700 "$b/rootfs/bin/owner-only"
+  id=$(new_id "$slug")
+  run rrt create -b "$b" "$id"
+  if [ "$rc" -eq 1 ] && [[ $err == *"$text"* ]]; then
+    pass "create with $name exits 1 saying: $text"
+  else
+    fail "create with $name exits 1 saying: $text" "exit status: $rc" "stderr: $err"
+    rrt delete -f "$id" >/dev/null 2>&1
+  fi
+  nothing_left "$id" "$b"
+}
+create_refuses "a missing binary" 'exec: "/no/such": stat /no/such: no such file or directory' \
+  /no/such
+create_refuses "a missing command" 'exec: "no-such-cmd": executable file not found in $PATH' \
+  no-such-cmd
+create_refuses "a directory" 'exec: "/etc": permission denied' /etc
+create_refuses "a file without execute bits" 'exec: "/etc/passwd": permission denied' /etc/passwd
+create_refuses "a script on a noexec volume" 'exec: "/vol/script.sh": permission denied' \
+  /vol/script.sh '.mounts += [{destination: "/vol", type: "bind", source: ($b + "/vol"),
+    options: ["bind", "noexec"]}]'
+read -r su_start su_count <<<"$(subid_range /etc/subuid)"
+read -r sg_start sg_count <<<"$(subid_range /etc/subgid)"
+if [ "${su_count:-0}" -lt 1001 ] || [ "${sg_count:-0}" -lt 1001 ] || [ -z "${su_start:-}" ] ||
+  [ -z "${sg_start:-}" ]; then
+  skip "no subuid/subgid range of 1001+ ids for $(id -un): process.user uid 1000 needs one" 2
+else
+  create_refuses "a file only its owner may execute, as uid 1000" \
+    'exec: "/bin/owner-only": permission denied' /bin/owner-only \
+    '.process.user = {uid: 1000, gid: 1000}'
+  # In PATH, a file the process user may not execute is passed over, as runc does.
+  create_refuses "a PATH entry only its owner may execute, as uid 1000" \
+    'exec: "owner-only": executable file not found in $PATH' owner-only \
+    '.process.user = {uid: 1000, gid: 1000}'
+fi
+
 done_testing

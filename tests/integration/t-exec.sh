@@ -45,13 +45,14 @@ run rrt exec "$id" rrt-probe kill-self KILL
 is "$rc" 137 "killed by SIGKILL -> 137"
 run rrt exec "$id" nosuch-binary
 is "$rc" 127 "a missing binary exits 127"
-like "$err" 'exec "nosuch-binary": No such file or directory' "and says no such file"
+like "$err" 'exec: "nosuch-binary": executable file not found in \$PATH' \
+  "and says it is not in PATH, in runc's words (engines map them to 127)"
 run rrt exec "$id" /etc/passwd
 is "$rc" 126 "a non-executable file exits 126"
-like "$err" 'exec "/etc/passwd": Permission denied' "and says permission denied"
+like "$err" 'exec: "/etc/passwd": permission denied' "and says permission denied, in runc's words"
 run rrt exec -d "$id" nosuch-binary
 is "$rc" 1 "exec -d of a missing binary fails (1)"
-like "$err" 'No such file or directory' "with the message"
+like "$err" 'executable file not found' "with the message"
 run rrt exec "$id"
 isnt "$rc" 0 "exec without a command fails"
 like "$err" 'command' "and says a command is required"

@@ -154,7 +154,7 @@ if [ "$rc" -eq 0 ]; then
 fi
 is "$rc" 1 "create or start of a missing args[0] exits 1"
 contains "$err" "/no/such/program" "and names the path"
-like "$err" 'No such file' "and says why"
+like "$err" 'no such file' "and says why"
 no_line "$(cat "$b/log/log" 2>/dev/null)" '^poststart' "poststart never ran for a missing args[0]"
 run rrt state "$id"
 like "$rc $err" '^1 .*does not exist' "state: the container does not exist after the failed exec"
@@ -173,8 +173,8 @@ for how in removed chmod-x; do
   is "$rc" 0 "$how: create while args[0] is there"
   [ "$rc" = 0 ] || diag "stderr: $err"
   case $how in
-    removed) rm -f "$b/rootfs/bin/vanishing" && why='No such file' ;;
-    chmod-x) chmod 0644 "$b/rootfs/bin/vanishing" && why='Permission denied' ;;
+    removed) rm -f "$b/rootfs/bin/vanishing" && why='no such file' ;;
+    chmod-x) chmod 0644 "$b/rootfs/bin/vanishing" && why='permission denied' ;;
   esac
   phase "$b" start
   run rrt start "$id"
@@ -219,6 +219,29 @@ if [ $(((t1 - t0) / 1000000)) -ge 1000 ]; then
 else
   fail "a hook that needs 1 s of its 3 s timeout is waited for" "create took $(((t1 - t0) / 1000000)) ms"
 fi
+rrt delete -f "$id" >/dev/null 2>&1
+
+# The annotation rootlessrt.hooks-env=inherit: a hook without env gets the runtime's own
+# environment, as with runc and crun (runtime side and in the container's namespaces alike); one
+# with env still gets exactly that.
+b=$(hbundle inherit rrt-probe exit 0)
+cfg "$b" '.annotations["rootlessrt.hooks-env"] = "inherit"' || bail_out "cannot edit config"
+for kind in createRuntime createContainer; do
+  add_hook "$b" "$kind" "$(jq -cn --arg c "$code" --arg o "$b/log/$kind" \
+    '{path: "/usr/bin/python3", args: ["python3", "-c", $c, $o]}')"
+done
+add_hook "$b" createRuntime "$(jq -cn --arg c "$code" --arg o "$b/log/given" \
+  '{path: "/usr/bin/python3", args: ["python3", "-c", $c, $o], env: ["ONLY=this"]}')"
+id=$(new_id inherit)
+run env RRT_HOOK_MARK=from-the-caller "$RRT" --root "$RRT_ROOT" create -b "$b" "$id"
+is "$rc" 0 "create with rootlessrt.hooks-env=inherit"
+[ "$rc" = 0 ] || diag "stderr: $err"
+for kind in createRuntime createContainer; do
+  has_line "$(tr '\0' '\n' <"$b/log/$kind.environ" 2>/dev/null)" '^RRT_HOOK_MARK=from-the-caller$' \
+    "rootlessrt.hooks-env=inherit: a $kind hook without env has the runtime's environment"
+done
+is "$(tr '\0' '\n' <"$b/log/given.environ" 2>/dev/null)" "ONLY=this" \
+  "rootlessrt.hooks-env=inherit: a hook with env still gets exactly it"
 rrt delete -f "$id" >/dev/null 2>&1
 
 # Without args, argv[0] is the path: busybox picks its applet by argv[0].

@@ -91,7 +91,7 @@ cfg "$b" '.process.args = ["/no/such/\u00ff"]' && sed -i 's/\\u00ff/\xff/; s/ÿ/
 run rrt --log "$log" --log-format json run -b "$b" "$(new_id badarg)"
 is "$rc" 1 "run of a program whose name has a byte that is not UTF-8 fails"
 is "$(json_lines_valid "$log")" "" "and the JSON log line is still valid UTF-8 JSON"
-ok "the log has that error" grep -q 'such.*No such file' "$log"
+ok "the log has that error" grep -q 'such.*no such file' "$log"
 
 # A 1 KiB id: refused before anything is made, saying how long it may be.
 long=$(printf 'a%.0s' {1..1024})

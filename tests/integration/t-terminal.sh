@@ -24,7 +24,7 @@ recv_bg() {
 }
 
 if [ -z "$recv" ]; then
-  skip "no console-recv helper and no C compiler to build it" 10
+  skip "no console-recv helper and no C compiler to build it" 11
 else
   b=$(mkbundle tty sh)
   cfg "$b" '.process.terminal = true | .process.consoleSize = {height: 30, width: 100}' ||
@@ -60,6 +60,24 @@ else
   has_line "$(tr -d '\r' <"$o2")" '^exec-42$' "exec -t: a command typed into its pty ran"
   has_line "$(tr -d '\r' <"$o2")" '^/dev/pts/[0-9]+$' "exec -t: its stdin is a pty of the container"
   run rrt delete -f "$id2"
+
+  # As runc: the console is process.user's (its owner; the group stays), so that a non-root
+  # user can use it.
+  read -r su_start su_count <<<"$(subid_range /etc/subuid)"
+  if [ -z "${su_start:-}" ] || [ "${su_count:-0}" -lt 1001 ]; then
+    skip "no subuid range of 1001+ ids for $(id -un): process.user uid 1000 needs one" 1
+  else
+    b3=$(mkbundle ttyu sh)
+    cfg "$b3" '.process.terminal = true | .process.user = {uid: 1000, gid: 1000}' ||
+      bail_out "cannot edit config"
+    id3=$(new_id ttyu)
+    o3=$T_WORK/recv3.out
+    recv_bg "$sock" "$o3" $'echo owner-$(stat -L -c %u /proc/self/fd/0); exit\n'
+    run rrt run --console-socket "$sock" -d -b "$b3" "$id3"
+    wait_pid "$RECV_PID" 20
+    has_line "$(tr -d '\r' <"$o3")" '^owner-1000$' "process.user uid 1000 owns its pty"
+    run rrt delete -f "$id3"
+  fi
 fi
 
 b3=$(mkbundle ttyn sh)

@@ -1152,6 +1152,53 @@ static void test_fds(void)
   rrt_error_clear(&e);
 }
 
+/* In a child: fds 3 and 4 open, LISTEN_* as given; writes N and whether fd 3 became CLOEXEC. */
+static int listen_child(int out, void *arg)
+{
+  const char *const *env = arg;
+  int o = fcntl(out, F_DUPFD_CLOEXEC, 20);
+  int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (o < 0 || fd < 0 || dup2(fd, 3) < 0 || dup2(fd, 4) < 0)
+    return 2;
+  for (int i = 5; i < 20; i++)
+    close(i);
+  /* as a socket activation hands them over: inheritable */
+  if (fcntl(3, F_SETFD, 0) < 0 || fcntl(4, F_SETFD, 0) < 0)
+    return 2;
+  unsetenv("LISTEN_FDS");
+  unsetenv("LISTEN_PID");
+  char pid[32];
+  snprintf(pid, sizeof(pid), "%d", (int)getpid());
+  if (env[0])
+    setenv("LISTEN_FDS", env[0], 1);
+  if (env[1])
+    setenv("LISTEN_PID", strcmp(env[1], "self") == 0 ? pid : env[1], 1);
+  int n = rrt_listen_fds_from_env();
+  dprintf(o, "%d %d", n, (fcntl(3, F_GETFD) & FD_CLOEXEC) != 0);
+  return 0;
+}
+
+static void test_listen_fds(void)
+{
+  const char
+      *cases[][3] =
+          {
+              {"2", "self", "2 1"}, {"2", NULL, "2 1"},   {"2", "1", "0 0"},
+              {"0", "self", "0 0"}, {"x", "self", "0 0"}, {NULL, "self", "0 0"},
+              {"5", "self", "0 1"}, /* fds 5.. are not open: not ours (3 was marked on the way) */
+          };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char *out = NULL;
+    const char *env[2] = {cases[i][0], cases[i][1]};
+    int st = in_child(listen_child, (void *)env, &out);
+    ok(exited0(st), "listen fds: LISTEN_FDS=%s LISTEN_PID=%s ran", env[0] ? env[0] : "(unset)",
+       env[1] ? env[1] : "(unset)");
+    is_str(out, cases[i][2], "listen fds: LISTEN_FDS=%s LISTEN_PID=%s -> %s",
+           env[0] ? env[0] : "(unset)", env[1] ? env[1] : "(unset)", cases[i][2]);
+    free(out);
+  }
+}
+
 int main(void)
 {
   bool have_userns = userns_works();
@@ -1166,5 +1213,6 @@ int main(void)
   test_seccomp_notify();
   test_limits(have_userns);
   test_fds();
+  test_listen_fds();
   return tap_done();
 }
