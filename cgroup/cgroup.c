@@ -597,6 +597,72 @@ int rrt_cgroup_pids(const struct rrt_cgroup *cg, pid_t **pids, size_t *n, struct
   return 0;
 }
 
+/* One name of a controller list "cpu,memory": whether the v1 hierarchy c is in it. */
+static bool lists_controller(const char *list, size_t len, enum rrt_cg_v1 c)
+{
+  const char *name = rrt_cgroup_v1_name(c);
+  size_t n = strlen(name);
+  for (const char *p = list; p < list + len;) {
+    const char *end = memchr(p, ',', (size_t)(list + len - p));
+    size_t l = end ? (size_t)(end - p) : (size_t)(list + len - p);
+    if (l == n && strncmp(p, name, n) == 0)
+      return true;
+    p += l + 1;
+  }
+  return false;
+}
+
+int rrt_cgroup_narrow(struct rrt_cgroup *cg, const char *spec, struct rrt_error *err)
+{
+  const char *colon = strchr(spec, ':');
+  const char *path = colon ? colon + 1 : spec;
+  size_t list_len = colon ? (size_t)(colon - spec) : 0;
+  if (!*path || path[0] == '/' || strstr(path, "..") || (colon && !list_len))
+    return rrt_error_msgf(err, EINVAL,
+                          "exec: --cgroup \"%s\": expected [CONTROLLER[,CONTROLLER]:]PATH, PATH a "
+                          "sub-cgroup of the container's (relative, no \"..\")",
+                          spec);
+  bool any_v1 = false;
+  for (int i = 0; i < RRT_CG_V1_N; i++)
+    any_v1 = any_v1 || cg->v1[i];
+  if (colon && !any_v1)
+    return rrt_error_msgf(err, EINVAL,
+                          "exec: --cgroup \"%s\": the container's cgroup is cgroup v2, one "
+                          "hierarchy: give the sub-cgroup's path alone",
+                          spec);
+  if (!cg->v2 && !any_v1)
+    return rrt_error_msgf(err, ENOENT, "exec: --cgroup \"%s\": the container has no cgroup", spec);
+  char *next_v2 = NULL, *next_v1[RRT_CG_V1_N] = {0};
+  int r = 0;
+  if (!colon && cg->v2)
+    next_v2 = xasprintf("%s/%s", cg->v2, path);
+  for (int i = 0; i < RRT_CG_V1_N; i++)
+    if (cg->v1[i] && (!colon || lists_controller(spec, list_len, (enum rrt_cg_v1)i)))
+      next_v1[i] = xasprintf("%s/%s", cg->v1[i], path);
+  struct stat st;
+  if (next_v2 && (stat(next_v2, &st) < 0 || !S_ISDIR(st.st_mode)))
+    r = rrt_error_msgf(err, ENOENT, "exec: --cgroup \"%s\": no sub-cgroup %s", spec, next_v2);
+  for (int i = 0; r == 0 && i < RRT_CG_V1_N; i++)
+    if (next_v1[i] && (stat(next_v1[i], &st) < 0 || !S_ISDIR(st.st_mode)))
+      r = rrt_error_msgf(err, ENOENT, "exec: --cgroup \"%s\": no sub-cgroup %s", spec, next_v1[i]);
+  if (r < 0) {
+    free(next_v2);
+    for (int i = 0; i < RRT_CG_V1_N; i++)
+      free(next_v1[i]);
+    return -1;
+  }
+  if (next_v2) {
+    free(cg->v2);
+    cg->v2 = next_v2;
+  }
+  for (int i = 0; i < RRT_CG_V1_N; i++)
+    if (next_v1[i]) {
+      free(cg->v1[i]);
+      cg->v1[i] = next_v1[i];
+    }
+  return 0;
+}
+
 int rrt_cgroup_enter(const struct rrt_cgroup *cg, pid_t pid, struct rrt_error *err)
 {
   char buf[32];

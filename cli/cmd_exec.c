@@ -17,6 +17,7 @@ enum {
   OPT_CAP,
   OPT_NO_NEW_PRIVS,
   OPT_PRESERVE_FDS,
+  OPT_CGROUP,
   OPT_PROCESS,
   OPT_IGNORED,
 };
@@ -27,6 +28,8 @@ struct exec_flags {
   size_t n_env;
   char **caps;
   size_t n_caps;
+  char **cgroups;
+  size_t n_cgroups;
 };
 
 static void push(char ***v, size_t *n, const char *s)
@@ -80,6 +83,9 @@ static int exec_flag(int c, void *arg, struct rrt_error *err)
     f->o.preserve_fds = (int)n;
     break;
   }
+  case OPT_CGROUP:
+    push(&f->cgroups, &f->n_cgroups, optarg);
+    break;
   case OPT_IGNORED:
     if (optarg && *optarg)
       rrt_warn("exec: LSM labels are not supported by rootlessrt: \"%s\" ignored", optarg);
@@ -102,6 +108,7 @@ int rrt_cmd_exec(const struct rrt_global *g, int argc, char **argv, struct rrt_e
       {"cap", required_argument, NULL, 'c'},
       {"no-new-privs", no_argument, NULL, OPT_NO_NEW_PRIVS},
       {"preserve-fds", required_argument, NULL, OPT_PRESERVE_FDS},
+      {"cgroup", required_argument, NULL, OPT_CGROUP},
       {"apparmor", required_argument, NULL, OPT_IGNORED},
       {"process-label", required_argument, NULL, OPT_IGNORED},
       {"help", no_argument, NULL, 'h'},
@@ -125,6 +132,7 @@ int rrt_cmd_exec(const struct rrt_global *g, int argc, char **argv, struct rrt_e
   f.o.args = argv + optind + 1;
   f.o.env = f.env;
   f.o.caps = f.caps;
+  f.o.cgroups = f.cgroups;
   if (f.o.process_file && f.o.args[0]) {
     rrt_error_msgf(err, EINVAL, "exec: --process and a command line cannot be used together");
     goto out;
@@ -137,5 +145,6 @@ int rrt_cmd_exec(const struct rrt_global *g, int argc, char **argv, struct rrt_e
 out:
   free(f.env);
   free(f.caps);
+  free(f.cgroups);
   return ret;
 }

@@ -35,7 +35,7 @@ const struct rrt_verb_doc rrt_verb_docs[] = {
     {"exec",
      "exec [--process FILE] [-t|--tty] [--console-socket S] [-d|--detach] [--pid-file F]\n"
      "     [-e|--env K=V]... [--cwd DIR] [-u|--user UID[:GID]] [--cap CAP]... [--no-new-privs]\n"
-     "     [--preserve-fds N] ID [CMD ARGS...]",
+     "     [--preserve-fds N] [--cgroup [CONTROLLER[,CONTROLLER]:]PATH]... ID [CMD ARGS...]",
      "run another process in a running container"},
     {"ps", "ps [-f|--format table|json] ID", "list the container's processes"},
     {"pause", "pause ID", "freeze every process (cgroup v2 freezer)"},

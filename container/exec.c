@@ -437,6 +437,9 @@ static int prepare(const struct rrt_global *g, const struct rrt_exec_opts *o, st
   r->state_json = rrt_state_oci_json(&r->l.st, NULL, false);
   if (target_open(&r->l.st, &r->t, err) < 0)
     return -1;
+  for (char **c = o->cgroups; c && *c; c++)
+    if (rrt_cgroup_narrow(&r->t.cgroup, *c, err) < 0)
+      return -1;
   if (proc->terminal) {
     if (o->console_socket) {
       r->console_fd = rrt_console_socket_connect(o->console_socket, err);

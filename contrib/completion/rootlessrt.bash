@@ -34,7 +34,7 @@ _rootlessrt_flags() {
     spec) echo "-b --bundle --rootless -h --help" ;;
     exec)
       echo "-p --process -t --tty --console-socket -d --detach --pid-file -e --env --cwd -u
-        --user -c --cap --no-new-privs --preserve-fds --apparmor --process-label -h --help"
+        --user -c --cap --no-new-privs --preserve-fds --cgroup --apparmor --process-label -h --help"
       ;;
     ps) echo "-f --format -h --help" ;;
     update) echo "-r --resources --memory --memory-reservation --memory-swap --cpu-share --cpu-period
@@ -78,7 +78,7 @@ _rootlessrt_value() { # _rootlessrt_value VERB FLAG CUR (VERB empty: a global fl
     --userns) words="keep-id" ;;
     -c | --cap | --cap-add | --cap-drop) words=$_rootlessrt_caps ;;
     --security-opt) words="no-new-privileges seccomp=unconfined label=disable" ;;
-    -u | --user | -e | --env | --name | --mtu | --cidr | --preserve-fds | --publish | \
+    -u | --user | -e | --env | --name | --mtu | --cidr | --preserve-fds | --cgroup | --publish | \
       --network-opt | --tmpfs | --hostname | --entrypoint | --apparmor | --process-label | \
       --memory | --memory-reservation | --memory-swap | --cpu-share | --cpu-period | --cpu-quota | \
       --cpu-rt-period | --cpu-rt-runtime | --cpuset-cpus | --cpuset-mems | --pids-limit | \

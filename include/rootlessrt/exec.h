@@ -48,6 +48,7 @@ struct rrt_exec_opts {
   bool detach;
   const char *pid_file;
   int preserve_fds;
+  char **cgroups; /* --cgroup [CONTROLLER[,CONTROLLER]:]PATH (NULL-terminated, may be NULL) */
 };
 
 /* Returns the exit status of the process in the foreground (128+N when

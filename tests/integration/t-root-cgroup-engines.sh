@@ -7,7 +7,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=35
+N=40
 if ! real_root; then
   skip "cgroup v1 is for real root only; this runs as uid $(id -u)" "$N"
   done_testing
@@ -65,6 +65,21 @@ is "$(cat "$V1/memory/$d/memory.limit_in_bytes" 2>/dev/null):$(cat "$V1/cpu/$d/c
 run rrt kill "$id" 0
 is "$rc" 0 "kill ID 0 of a running container"
 [ "$rc" = 0 ] || diag "$err"
+
+# exec --cgroup (runc's form): into a sub-cgroup that exists, in every hierarchy or the named ones.
+for dir in "$V1"/*/"$d"; do mkdir -p "$dir/sub"; done
+# A v1 cpuset cgroup starts with no cpus and mems: it takes no process until they are set.
+cat "$V1/cpuset/$d/cpuset.cpus" >"$V1/cpuset/$d/sub/cpuset.cpus"
+cat "$V1/cpuset/$d/cpuset.mems" >"$V1/cpuset/$d/sub/cpuset.mems"
+run rrt exec --cgroup sub "$id" rrt-probe cat /proc/self/cgroup
+like "$out" "memory:(/$d)?/sub" "exec --cgroup sub: the process is in the sub-cgroup" || diag "$err"
+run rrt exec --cgroup memory:sub "$id" rrt-probe cat /proc/self/cgroup
+like "$out" "memory:(/$d)?/sub" "exec --cgroup memory:sub: in memory's sub-cgroup" || diag "$err"
+unlike "$out" ":cpu,cpuacct:(/$d)?/sub" "exec --cgroup memory:sub: not in cpu's"
+run rrt exec --cgroup nosuch "$id" true
+fails_naming 'exec: --cgroup "nosuch": no sub-cgroup' "exec --cgroup of a missing sub-cgroup is an error"
+run rrt exec --cgroup ../up "$id" true
+fails_naming 'exec: --cgroup "\.\./up": expected' "exec --cgroup with .. is refused"
 
 run rrt delete -f "$id"
 nothing_left "$id" "$b"
