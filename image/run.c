@@ -69,46 +69,22 @@ int rrt_store_trust(const char *store, bool make, struct rrt_error *err)
 static bool is_image_ref(const char *a)
 {
   return strncmp(a, "oci:", 4) == 0 || strncmp(a, "oci-archive:", 12) == 0 ||
-         strncmp(a, "docker-archive:", 15) == 0 || strchr(a, '/') != NULL;
+         strncmp(a, "docker://", 9) == 0 || strncmp(a, "docker-archive:", 15) == 0 ||
+         strchr(a, '/') != NULL;
 }
 
 /* Flags of either form that take a value as the next argument. */
 static bool takes_value(const char *f)
 {
-  static const char *const with_value[] = {"-b",
-                                           "--bundle",
-                                           "--pid-file",
-                                           "--console-socket",
-                                           "--preserve-fds",
-                                           "--network",
-                                           "-p",
-                                           "--publish",
-                                           "--network-opt",
-                                           "--mtu",
-                                           "--cidr",
-                                           "--ports-via",
-                                           "--criu",
-                                           "--name",
-                                           "-e",
-                                           "--env",
-                                           "--env-file",
-                                           "-w",
-                                           "--workdir",
-                                           "-u",
-                                           "--user",
-                                           "-v",
-                                           "--volume",
-                                           "--tmpfs",
-                                           "--hostname",
-                                           "-h",
-                                           "--entrypoint",
-                                           "--cap-add",
-                                           "--cap-drop",
-                                           "--security-opt",
-                                           "--userns",
-                                           "--overlay",
-                                           "--storage",
-                                           NULL};
+  static const char *const with_value[] = {
+      "-b",        "--bundle",     "--pid-file", "--console-socket", "--preserve-fds",
+      "--network", "-p",           "--publish",  "--network-opt",    "--mtu",
+      "--cidr",    "--ports-via",  "--criu",     "--name",           "-e",
+      "--env",     "--env-file",   "-w",         "--workdir",        "-u",
+      "--user",    "-v",           "--volume",   "--tmpfs",          "--hostname",
+      "-h",        "--entrypoint", "--cap-add",  "--cap-drop",       "--security-opt",
+      "--userns",  "--overlay",    "--storage",  "--platform",       "--authfile",
+      NULL};
   for (size_t i = 0; with_value[i]; i++)
     if (strcmp(f, with_value[i]) == 0)
       return true;
@@ -434,7 +410,7 @@ static int prepare(const struct rrt_run_image_opts *o, const char *root, const c
                    const char *id, struct rrt_image *img, struct run_dirs *d, char **config,
                    struct rrt_error *err)
 {
-  if (rrt_image_open(o->ref, store, img, err) < 0)
+  if (rrt_image_open(o->ref, store, &o->pull, img, err) < 0)
     return -1;
   struct rrt_run_plan plan = {.id = id, .image = img};
   if (o->keep_id && keep_id_plan(&plan, err) < 0)
