@@ -11,12 +11,10 @@
 int rrt_cmd_pull(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err)
 {
   (void)g;
-  static const struct option opts[] = {{"storage", required_argument, NULL, 's'},
-                                       {"platform", required_argument, NULL, 'P'},
-                                       {"authfile", required_argument, NULL, 'a'},
-                                       {"tls-verify", optional_argument, NULL, 'T'},
-                                       {"help", no_argument, NULL, 'h'},
-                                       {NULL, 0, NULL, 0}};
+  static const struct option opts[] = {
+      {"storage", required_argument, NULL, 's'},  {"platform", required_argument, NULL, 'P'},
+      {"authfile", required_argument, NULL, 'a'}, {"tls-verify", optional_argument, NULL, 'T'},
+      {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
   const char *storage = NULL;
   struct rrt_pull_opts po = {0};
   optind = 1;

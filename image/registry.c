@@ -8,7 +8,9 @@
 #include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -101,6 +103,9 @@ static int run_helper(char **argv, struct rrt_error *err)
     if (p[1] == 3)
       fcntl(3, F_SETFD, 0);
     rrt_reset_signals();
+    /* A pull killed with the runtime stops fetching: its directory is then swept as stale. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
+      _exit(127);
     execv(argv[0], argv);
     int e = errno;
     cleanup_free char *m = xasprintf("cannot run the registry client %s: %s", argv[0], strerror(e));
@@ -171,7 +176,8 @@ int rrt_pull_opt_parse(const char *name, const char *value, struct rrt_pull_opts
   if (strcmp(name, "platform") == 0) {
     const char *slash = value ? strchr(value, '/') : NULL;
     if (!slash || slash == value || !slash[1] || strchr(slash + 1, '/') == slash + 1)
-      return rrt_error_msgf(err, EINVAL, "--platform \"%s\": not OS/ARCH[/VARIANT] (e.g. linux/arm64)",
+      return rrt_error_msgf(err, EINVAL,
+                            "--platform \"%s\": not OS/ARCH[/VARIANT] (e.g. linux/arm64)",
                             value ? value : "");
     po->platform = value;
   } else if (strcmp(name, "authfile") == 0) {

@@ -506,7 +506,8 @@ static const char *pick_platform(json_object *idx, const char *what)
       snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen), "%s%s/%s%s%s", *seen ? ", " : "",
                os, arch, var ? "/" : "", var ? var : "");
     if (os && arch && strcmp(os, opt.os) == 0 && strcmp(arch, opt.arch) == 0 &&
-        (!opt.variant[0] || (var && strcmp(var, opt.variant) == 0)) && valid_digest(str_of(m, "digest")))
+        (!opt.variant[0] || (var && strcmp(var, opt.variant) == 0)) &&
+        valid_digest(str_of(m, "digest")))
       return str_of(m, "digest");
   }
   failf("%s: no image for %s/%s%s%s (the index has: %s)", what, opt.os, opt.arch,
@@ -544,8 +545,8 @@ static int get_blob(struct conn *c, const char *digest, uint64_t size, const cha
     if (strcmp(got, hex) != 0)
       r = failf("blob %s: digest mismatch: the registry sent sha256:%s", digest, got);
     else if (size && b.got != size)
-      r = failf("blob %s: %llu bytes, its descriptor says %llu", digest,
-                (unsigned long long)b.got, (unsigned long long)size);
+      r = failf("blob %s: %llu bytes, its descriptor says %llu", digest, (unsigned long long)b.got,
+                (unsigned long long)size);
   } else if (b.got > 0 && strstr(g_err, url)) {
     r = failf("blob %s: interrupted after %llu of %llu bytes: %s", digest,
               (unsigned long long)b.got, (unsigned long long)size, g_err);
@@ -603,10 +604,10 @@ static int fetch_image(struct conn *c, const char *ref, const char *want_digest)
       r = failf("manifest %s: an index inside an index", digest);
   }
   json_object *cfg = NULL, *layers = NULL;
-  if (r == 0 && (!json_object_object_get_ex(j, "config", &cfg) ||
-                 !valid_digest(str_of(cfg, "digest")) ||
-                 !json_object_object_get_ex(j, "layers", &layers) ||
-                 !json_object_is_type(layers, json_type_array)))
+  if (r == 0 &&
+      (!json_object_object_get_ex(j, "config", &cfg) || !valid_digest(str_of(cfg, "digest")) ||
+       !json_object_object_get_ex(j, "layers", &layers) ||
+       !json_object_is_type(layers, json_type_array)))
     r = failf("manifest %s (%s): not an image manifest with a config and layers", digest,
               *mtype ? mtype : "no media type");
   char *path = NULL;
@@ -616,7 +617,8 @@ static int fetch_image(struct conn *c, const char *ref, const char *want_digest)
   }
   if (r == 0) {
     json_object *sz;
-    uint64_t size = json_object_object_get_ex(cfg, "size", &sz) ? (uint64_t)json_object_get_int64(sz) : 0;
+    uint64_t size =
+        json_object_object_get_ex(cfg, "size", &sz) ? (uint64_t)json_object_get_int64(sz) : 0;
     r = get_blob(c, str_of(cfg, "digest"), size, NULL);
   }
   size_t n = r == 0 ? json_object_array_length(layers) : 0;
@@ -629,7 +631,8 @@ static int fetch_image(struct conn *c, const char *ref, const char *want_digest)
     }
     if (have_layer(d))
       continue;
-    uint64_t size = json_object_object_get_ex(l, "size", &sz) ? (uint64_t)json_object_get_int64(sz) : 0;
+    uint64_t size =
+        json_object_object_get_ex(l, "size", &sz) ? (uint64_t)json_object_get_int64(sz) : 0;
     char *label = xasprintf("layer %zu/%zu %.19s", i + 1, n, d);
     r = get_blob(c, d, size, label);
     free(label);
@@ -640,10 +643,10 @@ static int fetch_image(struct conn *c, const char *ref, const char *want_digest)
     r = write_file(path, "{\"imageLayoutVersion\":\"1.0.0\"}", 30);
   }
   if (r == 0) {
-    char *index = xasprintf("{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"%s\","
-                            "\"digest\":\"%s\",\"size\":%zu}]}",
-                            *mtype ? mtype : "application/vnd.oci.image.manifest.v1+json", digest,
-                            len);
+    char *index =
+        xasprintf("{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"%s\","
+                  "\"digest\":\"%s\",\"size\":%zu}]}",
+                  *mtype ? mtype : "application/vnd.oci.image.manifest.v1+json", digest, len);
     free(path);
     path = xasprintf("%s/index.json", opt.dest);
     r = write_file(path, index, strlen(index));

@@ -219,14 +219,14 @@ static void add_ep(struct resolved *out, const char *full, bool insecure)
 {
   const char *slash = strchr(full, '/');
   out->eps = realloc(out->eps, (out->n + 1) * sizeof(*out->eps));
-  out->eps[out->n++] = (struct endpoint){
-      .host = strndup(full, (size_t)(slash - full)), .repo = xstrdup(slash + 1), .insecure = insecure};
+  out->eps[out->n++] = (struct endpoint){.host = strndup(full, (size_t)(slash - full)),
+                                         .repo = xstrdup(slash + 1),
+                                         .insecure = insecure};
 }
 
 /* Every place name (HOST/PATH) can come from: its registry entry's mirrors, then its location
  * (the prefix replaced by it). */
-static int endpoints_for(struct conf *c, const char *name, bool insecure_flag,
-                         struct resolved *out)
+static int endpoints_for(struct conf *c, const char *name, bool insecure_flag, struct resolved *out)
 {
   struct registry *r = match(c, name);
   if (!r) {
