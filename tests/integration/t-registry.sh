@@ -2,7 +2,8 @@
 # t-registry.sh: `pull` and `run docker://` against a real registry (Debian's docker-registry) on
 # 127.0.0.1, run by the test user in its own directory, with images pushed by skopeo (built here
 # from busybox-static): a pull and a run, nothing fetched twice, a manifest list with two
-# platforms (--platform), basic auth from auth.json (wrong password, right one, none), a
+# platforms (--platform), basic auth from auth.json (wrong password, right one, none), bearer
+# tokens (against a stand-in token server), a
 # registries.conf short name and mirror, a corrupted blob, a registry killed mid-layer, a pull
 # killed mid-layer, and the clear one-line errors of bad input, with nothing left in the store.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
@@ -266,7 +267,64 @@ if command -v htpasswd >/dev/null 2>&1; then
 else
   skip "no htpasswd (apache2-utils) to write the registry's password file" 5
 fi
-skip "bearer-token auth: implemented (WWW-Authenticate Bearer, the token endpoint), but this test has no token server"
+# Bearer tokens (the distribution spec's token flow): docker-registry needs a signing
+# certificate for that, so a small stand-in serves the layout's "plain" image behind a token
+# endpoint that takes alice:s3cret by basic auth.
+"$PY" - "$T_WORK/layout" "$T_WORK/bearer.port" >"$T_WORK/bearer.log" 2>&1 <<'EOF' &
+import base64, http.server, json, os, sys
+layout, portfile = sys.argv[1], sys.argv[2]
+idx = json.load(open(layout + "/index.json"))
+plain = [m for m in idx["manifests"] if m["annotations"]["org.opencontainers.image.ref.name"] == "plain"][0]
+TOKEN = "tok-repository:rrt/bb:pull"
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def send(self, code, body=b"", ctype="application/json", extra=()):
+        self.send_response(code)
+        self.send_header("Content-Type", ctype); self.send_header("Content-Length", str(len(body)))
+        for k, v in extra: self.send_header(k, v)
+        self.end_headers(); self.wfile.write(body)
+    def do_GET(self):
+        port = self.server.server_address[1]
+        if self.path.startswith("/token?"):
+            want = "Basic " + base64.b64encode(b"alice:s3cret").decode()
+            if self.headers.get("Authorization") != want or "scope=repository%3Arrt%2Fbb%3Apull" not in self.path:
+                return self.send(401, b'{"details":"bad credentials"}')
+            return self.send(200, json.dumps({"token": TOKEN}).encode())
+        if self.headers.get("Authorization") != "Bearer " + TOKEN:
+            ch = 'Bearer realm="http://127.0.0.1:%d/token",service="stand-in",scope="repository:rrt/bb:pull"' % port
+            return self.send(401, b'{"errors":[{"code":"UNAUTHORIZED","message":"token needed"}]}', extra=[("WWW-Authenticate", ch)])
+        if self.path == "/v2/rrt/bb/manifests/plain":
+            data = open(layout + "/blobs/sha256/" + plain["digest"][7:], "rb").read()
+            return self.send(200, data, plain["mediaType"], [("Docker-Content-Digest", plain["digest"])])
+        if self.path.startswith("/v2/rrt/bb/blobs/sha256:"):
+            try:
+                data = open(layout + "/blobs/sha256/" + self.path.rsplit(":", 1)[1], "rb").read()
+            except OSError:
+                return self.send(404)
+            return self.send(200, data, "application/octet-stream")
+        self.send(404, b'{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}')
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+open(portfile + ".tmp", "w").write(str(srv.server_address[1]))
+os.rename(portfile + ".tmp", portfile)
+srv.serve_forever()
+EOF
+REGS+=("$!")
+if wait_until 20 test -s "$T_WORK/bearer.port"; then
+  B=127.0.0.1:$(cat "$T_WORK/bearer.port")
+  drop_layers
+  run pull --tls-verify=false "docker://$B/rrt/bb:plain"
+  fails_naming "^rootlessrt: pull: docker://$B/rrt/bb:plain: registry $B: authentication required: no credentials for it" \
+    "bearer auth, no credentials: one clear error"
+  printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$B" "$(printf alice:wrong | base64)" >"$T_WORK/bbad.json"
+  run pull --tls-verify=false --authfile "$T_WORK/bbad.json" "docker://$B/rrt/bb:plain"
+  fails_naming "^rootlessrt: pull: docker://$B/rrt/bb:plain: registry $B: the token server http://$B/token refused the credentials from $T_WORK/bbad.json$" \
+    "bearer auth, a wrong password: one clear error naming the token server and the file"
+  printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$B" "$(printf alice:s3cret | base64)" >"$T_WORK/bgood.json"
+  run drun --tls-verify=false --authfile "$T_WORK/bgood.json" "docker://$B/rrt/bb:plain"
+  is "$rc:$out" "0:plain" "bearer auth: a token from the token endpoint with the right password"
+else
+  fail "the bearer-token stand-in did not start" "$(cat "$T_WORK/bearer.log")"
+fi
 
 # ---------------------------------------------------------------- a corrupted blob
 
