@@ -161,6 +161,16 @@ is "$rc:$out:$(mtimes)" "0:plain:$before" "a second run fetches and unpacks no l
 run pull --tls-verify=false "docker://$R/rrt/bb:bad" # shares the base layer
 is "$rc:$err:$(layers_in_store)" "0::3" "pull: only the one missing layer is added, silently off a terminal"
 
+PTYRUN=$(dirname "$RRT")/ptyrun
+if [ -x "$PTYRUN" ]; then
+  drop_layers
+  run "$PTYRUN" "$RRT" --root "$RRT_ROOT" pull --storage "$STORE" --tls-verify=false "docker://$R/rrt/bb:plain"
+  has_line "$(tr '\r' '\n' <<<"$out")" '^layer 2/2 sha256:[0-9a-f]{12}: [0-9.]+/[0-9.]+ MiB' \
+    "on a terminal: a progress line per layer fetched"
+else
+  skip "no ptyrun beside the runtime (make build/ptyrun)"
+fi
+
 digest=$(curl -s -o /dev/null -w '%header{docker-content-digest}' \
   -H 'Accept: application/vnd.oci.image.manifest.v1+json' "http://$R/v2/rrt/bb/manifests/plain")
 run drun --tls-verify=false "docker://$R/rrt/bb@$digest"
