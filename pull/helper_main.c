@@ -681,13 +681,20 @@ static int connect_ep(struct conn *c)
 static int pull(void)
 {
   struct resolved res;
-  if (resolve_ref(opt.ref, opt.short_names, opt.insecure, &res) < 0)
+  if (resolve_ref(opt.ref, opt.short_names, opt.insecure, &res) < 0) {
+    resolved_free(&res);
     return -1;
+  }
   char *sub = xasprintf("%s/blobs/sha256", opt.dest), *blobs = xasprintf("%s/blobs", opt.dest);
-  if ((mkdir(blobs, 0755) < 0 && errno != EEXIST) || (mkdir(sub, 0755) < 0 && errno != EEXIST))
-    return failf("mkdir %s: %s", sub, strerror(errno));
+  int mk = (mkdir(blobs, 0755) < 0 && errno != EEXIST) || (mkdir(sub, 0755) < 0 && errno != EEXIST)
+               ? failf("mkdir %s: %s", sub, strerror(errno))
+               : 0;
   free(sub);
   free(blobs);
+  if (mk < 0) {
+    resolved_free(&res);
+    return -1;
+  }
   const char *ref = res.digest ? res.digest : res.tag;
   int r = -1;
   char first[sizeof(g_err)] = "";
@@ -706,6 +713,7 @@ static int pull(void)
   }
   if (r < 0 && res.n > 1)
     snprintf(g_err, sizeof(g_err), "%s", first);
+  resolved_free(&res);
   return r;
 }
 

@@ -31,6 +31,7 @@ struct resolved {
  * registries.conf's unqualified-search-registries (short = true: no docker.io default).
  * insecure_flag: --tls-verify=false. */
 int resolve_ref(const char *ref, bool short_ok, bool insecure_flag, struct resolved *out);
+void resolved_free(struct resolved *r);
 
 /* user:password for host (and the repository, for keys with a path) from the credentials file:
  * authfile if given, else the files podman, skopeo and docker read. NULL when none. */

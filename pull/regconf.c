@@ -125,7 +125,7 @@ static void conf_read(struct conf *c)
   FILE *f = fopen(c->path, "re");
   if (!f)
     return;
-  char line[4096], acc[16384];
+  char line[16384], acc[16384];
   int section = 0; /* 0 top level, 1 [[registry]], 2 [[registry.mirror]], 3 anything else */
   acc[0] = '\0';
   while (fgets(line, sizeof(line), f)) {
@@ -287,6 +287,35 @@ static int split(const char *ref, char **name, struct resolved *out)
   return 0;
 }
 
+static void conf_free(struct conf *c)
+{
+  for (size_t i = 0; i < c->n_search; i++)
+    free(c->search[i]);
+  free(c->search);
+  for (size_t i = 0; i < c->n_regs; i++) {
+    for (size_t k = 0; k < c->regs[i].n_mirrors; k++)
+      free(c->regs[i].mirrors[k].location);
+    free(c->regs[i].mirrors);
+    free(c->regs[i].prefix);
+    free(c->regs[i].location);
+  }
+  free(c->regs);
+  *c = (struct conf){0};
+}
+
+void resolved_free(struct resolved *r)
+{
+  for (size_t i = 0; i < r->n; i++) {
+    free(r->eps[i].host);
+    free(r->eps[i].repo);
+  }
+  free(r->eps);
+  free(r->tag);
+  free(r->digest);
+  free(r->conf);
+  *r = (struct resolved){0};
+}
+
 int resolve_ref(const char *ref, bool short_ok, bool insecure_flag, struct resolved *out)
 {
   *out = (struct resolved){0};
@@ -317,5 +346,6 @@ int resolve_ref(const char *ref, bool short_ok, bool insecure_flag, struct resol
     }
   }
   free(name);
+  conf_free(&c);
   return r;
 }
