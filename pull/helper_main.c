@@ -103,7 +103,9 @@ struct conn {
 struct body {
   char *buf;
   size_t len, limit;
-  int fd; /* or -1 */
+  int fd;           /* or -1 */
+  const char *path; /* fd's, for errors */
+  int werr;         /* the errno of a failed write to fd */
   struct sha256_ctx sha;
   uint64_t got, size; /* size: what the descriptor says, 0 when unknown */
   CURL *curl;
@@ -169,8 +171,10 @@ static size_t on_body(char *data, size_t sz, size_t nm, void *arg)
       ssize_t w = write(b->fd, data + off, n - off);
       if (w < 0 && errno == EINTR)
         continue;
-      if (w <= 0)
+      if (w <= 0) {
+        b->werr = w < 0 ? errno : ENOSPC;
         return 0;
+      }
       off += (size_t)w;
     }
   } else {
@@ -273,6 +277,8 @@ static int get(struct conn *c, const char *url, const char *accept, struct body 
   curl_easy_cleanup(curl);
   curl_slist_free_all(hdrs);
   b->curl = NULL;
+  if (rc == CURLE_WRITE_ERROR && b->werr)
+    return failf("write %s: %s", b->path ? b->path : "the download", strerror(b->werr));
   if (rc == CURLE_WRITE_ERROR && b->size && b->got >= b->size)
     return failf("%s: more data than the %llu bytes its descriptor says", url,
                  (unsigned long long)b->size);
@@ -527,7 +533,7 @@ static int get_blob(struct conn *c, const char *digest, uint64_t size, const cha
   char *url = xasprintf("%s/blobs/%s", base, digest);
   free(base);
   int r = 0;
-  struct body b = {.size = size, .label = label};
+  struct body b = {.size = size, .label = label, .path = part};
   struct response resp = {0};
   b.fd = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (b.fd < 0)
@@ -547,9 +553,14 @@ static int get_blob(struct conn *c, const char *digest, uint64_t size, const cha
     else if (size && b.got != size)
       r = failf("blob %s: %llu bytes, its descriptor says %llu", digest, (unsigned long long)b.got,
                 (unsigned long long)size);
-  } else if (b.got > 0 && strstr(g_err, url)) {
-    r = failf("blob %s: interrupted after %llu of %llu bytes: %s", digest,
-              (unsigned long long)b.got, (unsigned long long)size, g_err);
+  } else {
+    char why[sizeof(g_err)];
+    snprintf(why, sizeof(why), "%s", g_err);
+    if (b.werr)
+      r = failf("blob %s: %s", digest, why);
+    else if (b.got > 0 && strstr(why, url))
+      r = failf("blob %s: interrupted after %llu of %llu bytes: %s", digest,
+                (unsigned long long)b.got, (unsigned long long)size, why);
   }
   if (b.fd >= 0 && close(b.fd) < 0 && r == 0)
     r = failf("%s: %s", part, strerror(errno));

@@ -5,7 +5,8 @@
 # platforms (--platform), basic auth from auth.json (wrong password, right one, none), bearer
 # tokens (against a stand-in token server), a
 # registries.conf short name and mirror, a corrupted blob, a registry killed mid-layer, a pull
-# killed mid-layer, and the clear one-line errors of bad input, with nothing left in the store.
+# killed mid-layer, a disk that fills (a tmpfs from root-setup/t-registry.sh), and the clear
+# one-line errors of bad input, with nothing left in the store.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
@@ -391,6 +392,26 @@ if wait_until 30 partial; then
   ok "... with the layer in the store" test -d "$STORE/layers/sha256/$bigl"
 else
   fail "the big layer's download never started" "$(cat "$T_WORK/bg.out")"
+fi
+
+# ---------------------------------------------------------------- a disk that fills
+
+if [ -n "${RRT_ROOT_SETUP:-}" ] && [ -r "$RRT_ROOT_SETUP/env" ]; then
+  # shellcheck source=/dev/null
+  source "$RRT_ROOT_SETUP/env"
+  SMALL=$FULL_FS/store # 8 MiB (root-setup/t-registry.sh): the 24 MiB layer cannot fit
+  run rrt run --rm --storage "$SMALL" --tls-verify=false "docker://$R/rrt/bb:big"
+  fails_naming "^rootlessrt: run: docker://$R/rrt/bb:big: blob sha256:$bigl: write [^ ]+: No space left on device$" \
+    "a disk that fills during a pull: one error naming the blob and ENOSPC"
+  is "$(find "$SMALL/tmp" "$SMALL/layers/sha256" -mindepth 1 -maxdepth 1 2>/dev/null)" "" \
+    "... and nothing of the pull is left on that disk"
+  run rrt run --rm --storage "$SMALL" --tls-verify=false "docker://$R/rrt/bb:plain"
+  is "$rc:$out" "0:plain" "... whose room is back: an image that fits pulls and runs there"
+  for l in "$SMALL"/layers/sha256/*; do
+    [ -e "$l" ] && rrt store --storage "$SMALL" rm "sha256:$(basename "$l")" >/dev/null 2>&1
+  done
+else
+  skip "no small filesystem to fill: ${RRT_ROOT_SETUP_SKIP:-the tests do not run as root, so the harness cannot mount one (root-setup/t-registry.sh)}" 3
 fi
 
 done_testing
