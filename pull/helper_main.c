@@ -4,19 +4,23 @@
  * dependencies, so all HTTP and TLS live here and the runtime never maps them.
  *
  *   rootlessrt-pull [--platform OS/ARCH[/VARIANT]] [--authfile F] [--tls-verify=BOOL]
- *                   [--have DIR] [--short-names] --error-fd N DEST REF
+ *                   [--have DIR] [--short-names] --error-fd N --ready-fd M DEST REF
  *
- * DEST gets oci-layout, index.json (the one manifest for the platform), the manifest, the
- * config and every layer blob not already in DIR (STORE/layers/sha256: unpacked layers, named
- * by digest, are never fetched again). Every blob is checked against its digest while it
- * streams (and the runtime checks them again when it imports); a blob arrives as HEX.partial
- * and is renamed once whole and verified. Progress goes to stderr when it is a terminal; the
- * error, one line, to fd N. Exit status: 0 done, 1 failed. */
+ * DEST gets oci-layout, index.json (the one manifest for the platform), the manifest and the
+ * config, and a FIFO for every layer not already in DIR (STORE/layers/sha256: unpacked layers,
+ * named by digest, are never fetched again); then a byte on fd M says the runtime can start
+ * its import, which reads each FIFO in the manifest's order while the layer streams in, so a
+ * layer is unpacked as it arrives and never stored whole. Every blob is checked against its
+ * digest while it streams (the runtime checks it again and commits nothing that fails).
+ * Progress goes to stderr when it is a terminal; the error, one line, to fd N, as soon as it
+ * happens (before the layer's FIFO is closed, so it is there before the import fails on it).
+ * Exit status: 0 done, 1 failed. */
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <nettle/sha2.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -83,10 +87,22 @@ static struct {
   const char *authfile, *have, *dest, *ref;
   char os[80], arch[80], variant[80];
   bool insecure, short_names;
-  int error_fd;
-  bool tty;
+  int error_fd, ready_fd;
+  bool tty, streaming, reported;
   curl_off_t max_rate; /* ROOTLESSRT_PULL_MAX_RATE, bytes/s: lets tests interrupt a layer */
-} opt = {.error_fd = -1};
+} opt = {.error_fd = -1, .ready_fd = -1};
+
+/* The error, now: the runtime reads it before it sees the import fail on the cut layer. */
+static void report(void)
+{
+  if (opt.reported)
+    return;
+  opt.reported = true;
+  if (opt.error_fd >= 0)
+    (void)!write(opt.error_fd, g_err, strlen(g_err));
+  else
+    fprintf(stderr, "rootlessrt-pull: %s\n", g_err);
+}
 
 /* ---------------------------------------------------------------- one registry connection */
 
@@ -524,18 +540,21 @@ static const char *pick_platform(json_object *idx, const char *what)
 /* ---------------------------------------------------------------- blobs */
 
 /* GET /v2/REPO/blobs/DIGEST into DEST/blobs/sha256/HEX, verified while it streams. */
-static int get_blob(struct conn *c, const char *digest, uint64_t size, const char *label)
+/* fifo: into the FIFO DEST/blobs/sha256/HEX that the runtime's import reads (opening it waits
+ * for the import to get there); otherwise into HEX.partial, renamed once verified. */
+static int get_blob(struct conn *c, const char *digest, uint64_t size, const char *label, bool fifo)
 {
   const char *hex = digest + 7;
   char *final = xasprintf("%s/blobs/sha256/%s", opt.dest, hex);
-  char *part = xasprintf("%s.partial", final);
+  char *part = fifo ? xstrdup(final) : xasprintf("%s.partial", final);
   char *base = base_url(c);
   char *url = xasprintf("%s/blobs/%s", base, digest);
   free(base);
   int r = 0;
   struct body b = {.size = size, .label = label, .path = part};
   struct response resp = {0};
-  b.fd = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  b.fd = fifo ? open(part, O_WRONLY | O_CLOEXEC)
+              : open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (b.fd < 0)
     r = failf("%s: %s", part, strerror(errno));
   if (r == 0)
@@ -562,11 +581,14 @@ static int get_blob(struct conn *c, const char *digest, uint64_t size, const cha
       r = failf("blob %s: interrupted after %llu of %llu bytes: %s", digest,
                 (unsigned long long)b.got, (unsigned long long)size, why);
   }
+  /* The import going away (EPIPE) is its error to tell, not this one. */
+  if (r < 0 && b.werr != EPIPE)
+    report();
   if (b.fd >= 0 && close(b.fd) < 0 && r == 0)
     r = failf("%s: %s", part, strerror(errno));
-  if (r == 0 && rename(part, final) < 0)
+  if (r == 0 && !fifo && rename(part, final) < 0)
     r = failf("rename %s: %s", part, strerror(errno));
-  if (r < 0)
+  if (r < 0 && !fifo)
     unlink(part);
   free(b.errbuf);
   response_free(&resp);
@@ -630,23 +652,13 @@ static int fetch_image(struct conn *c, const char *ref, const char *want_digest)
     json_object *sz;
     uint64_t size =
         json_object_object_get_ex(cfg, "size", &sz) ? (uint64_t)json_object_get_int64(sz) : 0;
-    r = get_blob(c, str_of(cfg, "digest"), size, NULL);
+    r = get_blob(c, str_of(cfg, "digest"), size, NULL, false);
   }
   size_t n = r == 0 ? json_object_array_length(layers) : 0;
   for (size_t i = 0; r == 0 && i < n; i++) {
-    json_object *l = json_object_array_get_idx(layers, i), *sz;
-    const char *d = str_of(l, "digest");
-    if (!valid_digest(d)) {
+    const char *d = str_of(json_object_array_get_idx(layers, i), "digest");
+    if (!valid_digest(d))
       r = failf("manifest %s: layer %zu has no sha256 digest", digest, i);
-      break;
-    }
-    if (have_layer(d))
-      continue;
-    uint64_t size =
-        json_object_object_get_ex(l, "size", &sz) ? (uint64_t)json_object_get_int64(sz) : 0;
-    char *label = xasprintf("layer %zu/%zu %.19s", i + 1, n, d);
-    r = get_blob(c, d, size, label);
-    free(label);
   }
   if (r == 0) {
     free(path);
@@ -662,6 +674,31 @@ static int fetch_image(struct conn *c, const char *ref, const char *want_digest)
     path = xasprintf("%s/index.json", opt.dest);
     r = write_file(path, index, strlen(index));
     free(index);
+  }
+  /* A FIFO for each layer to fetch, then the runtime may start reading them in order. */
+  for (size_t i = 0; r == 0 && i < n; i++) {
+    const char *d = str_of(json_object_array_get_idx(layers, i), "digest");
+    free(path);
+    path = xasprintf("%s/blobs/sha256/%s", opt.dest, d + 7);
+    if (!have_layer(d) && mkfifo(path, 0600) < 0 && errno != EEXIST)
+      r = failf("mkfifo %s: %s", path, strerror(errno));
+  }
+  if (r == 0 && opt.ready_fd >= 0) {
+    opt.streaming = true;
+    if (write(opt.ready_fd, "R", 1) != 1 || close(opt.ready_fd) < 0)
+      r = failf("the runtime went away (ready fd: %s)", strerror(errno));
+    opt.ready_fd = -1;
+  }
+  for (size_t i = 0; r == 0 && i < n; i++) {
+    json_object *l = json_object_array_get_idx(layers, i), *sz;
+    const char *d = str_of(l, "digest");
+    if (have_layer(d))
+      continue;
+    uint64_t size =
+        json_object_object_get_ex(l, "size", &sz) ? (uint64_t)json_object_get_int64(sz) : 0;
+    char *label = xasprintf("layer %zu/%zu %.19s", i + 1, n, d);
+    r = get_blob(c, d, size, label, true);
+    free(label);
   }
   free(path);
   json_object_put(j);
@@ -711,7 +748,8 @@ static int pull(void)
   char first[sizeof(g_err)] = "";
   /* Mirrors (and search registries) in order; the first error is the one reported when all fail
    * unless a later one got further than "not there". */
-  for (size_t i = 0; i < res.n && r < 0; i++) {
+  /* Once the import reads the layers, another endpoint cannot start them again. */
+  for (size_t i = 0; i < res.n && r < 0 && !opt.streaming; i++) {
     struct conn c = {.ep = &res.eps[i]};
     c.cred = auth_lookup(opt.authfile, c.ep->host, c.ep->repo, &c.cred_from);
     if (connect_ep(&c) == 0)
@@ -779,6 +817,8 @@ static int parse_args(int argc, char **argv)
       opt.have = argv[++i];
     } else if (strcmp(a, "--error-fd") == 0 && next) {
       opt.error_fd = atoi(argv[++i]);
+    } else if (strcmp(a, "--ready-fd") == 0 && next) {
+      opt.ready_fd = atoi(argv[++i]);
     } else if (strcmp(a, "--short-names") == 0) {
       opt.short_names = true;
     } else if (strcmp(a, "--tls-verify=false") == 0) {
@@ -798,6 +838,7 @@ static int parse_args(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+  signal(SIGPIPE, SIG_IGN); /* a FIFO whose reader is gone: EPIPE */
   default_platform();
   opt.tty = isatty(2);
   const char *rate = getenv("ROOTLESSRT_PULL_MAX_RATE");
@@ -809,10 +850,7 @@ int main(int argc, char **argv)
   if (r == 0)
     r = pull();
   if (r < 0) {
-    if (opt.error_fd >= 0)
-      (void)!write(opt.error_fd, g_err, strlen(g_err));
-    else
-      fprintf(stderr, "rootlessrt-pull: %s\n", g_err);
+    report();
     return 1;
   }
   return 0;
