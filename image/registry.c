@@ -197,10 +197,19 @@ static int fetch_and_import(char **argv, const char *layout, const char *store,
       /* A helper that failed closed the layer's FIFO: the import then fails on that layer by
        * itself and removes its half-unpacked directory. It is killed only if it waits on a
        * FIFO no one will ever write (the next import sweeps what it leaves). */
-      int timeout = hdone && hstatus != 0 ? IMPORT_GRACE_MS : -1;
+      /* Likewise a helper still there once the import read every layer it needed waits on a
+       * layer someone else put in the store meanwhile: what it would fetch is not needed. */
+      int timeout = (hdone && hstatus != 0) || (idone && istatus == 0) ? IMPORT_GRACE_MS : -1;
       int pr = hfd < 0 || ifd < 0 ? -1 : poll(pf, 2, timeout);
-      if (pr == 0) {
+      if (pr == 0 && !idone) {
         kill(import, SIGKILL);
+        continue;
+      }
+      if (pr == 0) {
+        kill(helper, SIGKILL);
+        exit_code(helper);
+        hdone = true;
+        hstatus = 0;
         continue;
       }
       if (pr < 0 && errno == EINTR)

@@ -692,7 +692,11 @@ static int fetch_image(struct conn *c, const char *ref, const char *want_digest)
   for (size_t i = 0; r == 0 && i < n; i++) {
     json_object *l = json_object_array_get_idx(layers, i), *sz;
     const char *d = str_of(l, "digest");
-    if (have_layer(d))
+    /* The import reads a layer listed twice (an empty layer, say) once. */
+    bool again = false;
+    for (size_t k = 0; k < i; k++)
+      again |= strcmp(str_of(json_object_array_get_idx(layers, k), "digest"), d) == 0;
+    if (again || have_layer(d))
       continue;
     uint64_t size =
         json_object_object_get_ex(l, "size", &sz) ? (uint64_t)json_object_get_int64(sz) : 0;

@@ -65,7 +65,8 @@ EOF
     bail_out "docker-registry did not start: $(cat "$T_WORK/$name.log")"
 }
 
-# The images: an OCI layout with tags plain (busybox + /marker), bad (one more small layer),
+# The images: an OCI layout with tags plain (busybox + /marker), twice (its marker layer listed
+# twice), bad (one more small layer),
 # big (one more 24 MiB layer of random bytes) and multi (an index: linux/amd64 and linux/arm64,
 # whose /marker says which).
 "$PY" - "$T_WORK/layout" <<'EOF' || bail_out "cannot build the test images"
@@ -113,6 +114,7 @@ def tag(desc, name):
     d = dict(desc); d["annotations"] = {"org.opencontainers.image.ref.name": name}; refs.append(d)
 tag(image("amd64", [marker("plain")]), "plain")
 tag(image("amd64", [marker("bad")]), "bad")
+tag(image("amd64", [marker("twice"), marker("twice")]), "twice")
 tag(image("amd64", [marker("big"), [("big.bin", os.urandom(24 << 20), 0o644, None)]]), "big")
 plats = []
 for arch in ("amd64", "arm64"):
@@ -129,7 +131,7 @@ PORT=$(free_port)
 start_registry reg "$PORT"
 MAIN_PID=$REG_PID
 R=127.0.0.1:$PORT
-for t in plain bad big multi; do
+for t in plain bad big multi twice; do
   skopeo copy --all -q --dest-tls-verify=false "oci:$T_WORK/layout:$t" "docker://$R/rrt/bb:$t" \
     >"$T_WORK/skopeo.log" 2>&1 || bail_out "skopeo copy $t: $(cat "$T_WORK/skopeo.log")"
 done
@@ -171,6 +173,9 @@ if [ -x "$PTYRUN" ]; then
 else
   skip "no ptyrun beside the runtime (make build/ptyrun)"
 fi
+
+run drun --tls-verify=false "docker://$R/rrt/bb:twice"
+is "$rc:$out" "0:twice" "an image that lists one layer twice is pulled and run"
 
 digest=$(curl -s -o /dev/null -w '%header{docker-content-digest}' \
   -H 'Accept: application/vnd.oci.image.manifest.v1+json' "http://$R/v2/rrt/bb/manifests/plain")
