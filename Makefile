@@ -79,7 +79,7 @@ PTYRUN := $(BUILD)/ptyrun
 .PHONY: all deps demo check check-asan unit integration bench lint format install clean fuzz podman-check \
         man dist deb deb-test rpm
 
-all: $(BUILD)/rootlessrt $(BUILD)/rootlessrt-net $(BUILD)/rootlessrt-systemd
+all: $(BUILD)/rootlessrt $(BUILD)/rootlessrt-net $(BUILD)/rootlessrt-systemd $(BUILD)/rootlessrt-pull
 
 deps:
 	@sh contrib/install-deps.sh
@@ -105,6 +105,14 @@ $(BUILD)/rootlessrt-systemd: systemd/helper_main.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags libsystemd) $(ALL_LDFLAGS) -o $@ $< \
 	  $(shell pkg-config --libs libsystemd)
+
+# The registry client (docker://, `pull`): libcurl, dynamically linked (Debian ships no static
+# libcurl with its TLS and other dependencies); rootlessrt execs it only to pull.
+PULL_PKGS := libcurl json-c nettle
+$(BUILD)/rootlessrt-pull: $(wildcard pull/*.c pull/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags $(PULL_PKGS)) $(ALL_LDFLAGS) -o $@ \
+	  $(wildcard pull/*.c) $(shell pkg-config --libs $(PULL_PKGS))
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/librrt.a
 	@mkdir -p $(dir $@)
@@ -140,7 +148,7 @@ check: deps
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g -fno-omit-frame-pointer" \
 	  SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" LINK_STATIC=0 \
-	  build-asan/rootlessrt build-asan/rootlessrt-net build-asan/rootlessrt-systemd $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BINS)) build-asan/rrt-probe \
+	  build-asan/rootlessrt build-asan/rootlessrt-net build-asan/rootlessrt-systemd build-asan/rootlessrt-pull $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BINS)) build-asan/rrt-probe \
 	  build-asan/console-recv
 	@RRT_ASAN=1 bash tests/run-all.sh build-asan
 
@@ -190,6 +198,7 @@ install: all $(BUILD)/rootlessrt.1
 	install -D -m 0755 $(BUILD)/rootlessrt-net $(DESTDIR)$(LIBEXECDIR)/rootlessrt/rootlessrt-net
 	install -D -m 0755 $(BUILD)/rootlessrt-systemd \
 	  $(DESTDIR)$(LIBEXECDIR)/rootlessrt/rootlessrt-systemd
+	install -D -m 0755 $(BUILD)/rootlessrt-pull $(DESTDIR)$(LIBEXECDIR)/rootlessrt/rootlessrt-pull
 	install -d $(DESTDIR)$(DATADIR)/rootlessrt/hooks
 	install -m 0755 contrib/hooks/*.sh $(DESTDIR)$(DATADIR)/rootlessrt/hooks/
 	install -D -m 0644 $(BUILD)/rootlessrt.1 $(DESTDIR)$(MANDIR)/man1/rootlessrt.1

@@ -26,6 +26,9 @@ enum {
   OPT_OVERLAY,
   OPT_STORAGE,
   OPT_PRINT_CONFIG,
+  OPT_PLATFORM,
+  OPT_AUTHFILE,
+  OPT_TLS_VERIFY,
 };
 
 static const struct option run_options[] = {
@@ -52,6 +55,9 @@ static const struct option run_options[] = {
     {"overlay", required_argument, NULL, OPT_OVERLAY},
     {"storage", required_argument, NULL, OPT_STORAGE},
     {"print-config", no_argument, NULL, OPT_PRINT_CONFIG},
+    {"platform", required_argument, NULL, OPT_PLATFORM},
+    {"authfile", required_argument, NULL, OPT_AUTHFILE},
+    {"tls-verify", optional_argument, NULL, OPT_TLS_VERIFY},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -124,6 +130,13 @@ static int on_value(int c, struct rrt_run_image_opts *o, struct rrt_error *err)
       return rrt_error_msgf(err, EINVAL, "run: --userns \"%s\": only keep-id is supported", optarg);
     o->keep_id = strcmp(optarg, "keep-id") == 0;
     break;
+  case OPT_PLATFORM:
+  case OPT_AUTHFILE:
+  case OPT_TLS_VERIFY:
+    return rrt_pull_opt_parse(c == OPT_PLATFORM   ? "platform"
+                              : c == OPT_AUTHFILE ? "authfile"
+                                                  : "tls-verify",
+                              optarg, &o->pull, err);
   case OPT_OVERLAY:
     if (rrt_overlay_mode_parse(optarg, &mode, err) < 0)
       return rrt_error_wrap(err, "run: --overlay");

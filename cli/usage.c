@@ -21,8 +21,10 @@ const struct rrt_verb_doc rrt_verb_docs[] = {
      "       [--network none|host|slirp] [--hostname H] [--read-only] [--entrypoint CMD]\n"
      "       [--cap-add C]... [--cap-drop C]... [--security-opt OPT]... [--userns keep-id]\n"
      "       [--overlay auto|kernel|fuse] [--storage DIR] [--print-config]\n"
+     "       [--platform OS/ARCH[/VARIANT]] [--authfile F] [--tls-verify=false]\n"
      "       IMAGE|ROOTDIR [CMD ARGS...]\n"
-     "  IMAGE: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE; ROOTDIR: a path\n"
+     "  IMAGE: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE,\n"
+     "  docker://HOST[:PORT]/NAME[:TAG|@sha256:DIGEST] (a registry); ROOTDIR: a path\n"
      "  with a '/' (./rootfs): it runs on a copy-on-write overlay and is never modified",
      "create and start; in the foreground, forward signals and exit with the container's status"},
     {"state", "state ID", "print the container's state JSON"},
@@ -50,6 +52,10 @@ const struct rrt_verb_doc rrt_verb_docs[] = {
     {"store", "store [--storage DIR] ls | rm NAME...",
      "list (with sizes) or remove what the image store holds: images, layers, containers' "
      "kept changes"},
+    {"pull",
+     "pull [--storage DIR] [--platform OS/ARCH[/VARIANT]] [--authfile F] [--tls-verify=false]\n"
+     "     docker://HOST[:PORT]/NAME[:TAG|@sha256:DIGEST] | NAME[:TAG]",
+     "fetch an image from a registry into the store (a NAME without a registry: registries.conf)"},
     {"features", "features", "print the features JSON document"},
     {"check", "check [--json] [--storage DIR]",
      "check what rootless containers need here; each problem with the command that fixes it"},

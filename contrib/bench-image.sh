@@ -3,7 +3,10 @@
 # contrib/mkimage.py (busybox, 3 layers): the first run (the unpack included) and the warm
 # `run --rm IMAGE true`, alternating with the bundle form of the same runtime and with crun on a
 # prepared bundle (one at a time, so load hits all alike), against `podman run --rm` of the same
-# image when podman is installed; then a 1 GiB write inside the container on each overlay
+# image when podman is installed; the same image from a local registry (docker-registry on
+# 127.0.0.1, pushed by skopeo, when both are installed): a cold `run docker://` (the pull
+# included) and a warm one against `podman run` of it with and without the image pulled;
+# then a 1 GiB write inside the container on each overlay
 # mechanism and on the host filesystem under it (busybox dd, then sync -d of the file, timed from outside).
 #
 # Knobs: BENCH_N (20 warm runs each), BENCH_COLD_N (5), BENCH_PODMAN_N (5), BENCH_WRITE_MB (1024).
@@ -116,6 +119,8 @@ user_part() {
     echo "podman: not installed"
   fi
 
+  registry_part "$img" "$cn" "$n" "$pn" || echo "bench: the registry benchmark failed" >&2
+
   echo
   echo "bench: writing $mb MiB (busybox dd, then fdatasync of the file) inside the container and on the host"
   local dd="dd if=/dev/zero of=\$1 bs=1M count=$mb 2>/dev/null && sync -d \$1"
@@ -126,6 +131,62 @@ user_part() {
       --entrypoint /bin/sh "$img" -c "$dd" sh /big
   done
   store_clear
+}
+
+# registry_part IMAGE COLD_N WARM_N PODMAN_N: the image pushed to a registry on 127.0.0.1, run
+# from there cold (empty store: the pull included) and warm, and by podman likewise.
+registry_part() {
+  local img=$1 cn=$2 n=$3 pn=$4 port ref t=0 tw=0 tp=0 tpw=0 i reg
+  echo
+  if ! command -v docker-registry >/dev/null || ! command -v skopeo >/dev/null; then
+    echo "registry: docker-registry or skopeo is not installed"
+    return 0
+  fi
+  port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  printf 'version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n  addr: 127.0.0.1:%s\n' \
+    "$W/regdata" "$port" >"$W/registry.yml"
+  docker-registry serve "$W/registry.yml" >"$W/registry.log" 2>&1 &
+  reg=$!
+  for ((i = 0; i < 200; i++)); do
+    curl -s -o /dev/null "http://127.0.0.1:$port/v2/" && break
+    sleep 0.05
+  done
+  ref=127.0.0.1:$port/rrt/bench:latest
+  if ! skopeo copy -q --dest-tls-verify=false "$img:latest" "docker://$ref" >"$W/skopeo.log" 2>&1; then
+    echo "registry: skopeo copy failed: $(tail -n 1 "$W/skopeo.log")"
+    kill "$reg"
+    return 1
+  fi
+  echo "bench: the same image from a local registry (docker-registry on 127.0.0.1, http)"
+  for ((i = 1; i <= cn; i++)); do
+    store_clear
+    timed t "${rr[@]}" run --rm --storage "$S" --tls-verify=false "docker://$ref" true || break
+  done
+  printf '%-44s %8s ms\n' "cold: run docker://REF true (pull), mean of $cn" "$(ms $((t / cn)))"
+  for ((i = 1; i <= n; i++)); do
+    timed tw "${rr[@]}" run --rm --storage "$S" --tls-verify=false "docker://$ref" true || break
+  done
+  printf '%-44s %8s ms\n' "warm: run docker://REF true, mean of $n" "$(ms $((tw / n)))"
+  if command -v podman >/dev/null; then
+    local -a p=(podman --root "$W/proot" --runroot "$W/prun" --cgroup-manager cgroupfs --events-backend none)
+    for ((i = 1; i <= pn; i++)); do
+      "${p[@]}" rmi -f "$ref" >/dev/null 2>&1
+      timed tp "${p[@]}" run --rm --net none --tls-verify=false "$ref" true || break
+    done
+    for ((i = 1; i <= pn; i++)); do
+      timed tpw "${p[@]}" run --rm --net none "$ref" true || break
+    done
+    printf '%-44s %8s ms   (rootlessrt / podman: %s)\n' "podman run (pull included), mean of $pn" \
+      "$(ms $((tp / pn)))" "$(awk -v a="$t" -v n="$cn" -v b="$tp" -v m="$pn" 'BEGIN {printf "%.3f", (a / n) / (b / m)}')"
+    printf '%-44s %8s ms   (rootlessrt / podman: %s)\n' "podman run, image present, mean of $pn" \
+      "$(ms $((tpw / pn)))" "$(awk -v a="$tw" -v n="$n" -v b="$tpw" -v m="$pn" 'BEGIN {printf "%.3f", (a / n) / (b / m)}')"
+    "${p[@]}" system reset -f >/dev/null 2>&1
+  else
+    echo "podman: not installed"
+  fi
+  kill "$reg"
+  wait "$reg" 2>/dev/null
+  return 0
 }
 
 case ${1:-} in
@@ -143,6 +204,8 @@ stage=$(mktemp -d /tmp/rrt-bench-image.XXXXXX) || die "mktemp failed"
 chmod 0755 "$stage"
 { cp "$runtime" "$stage/rootlessrt" && cp "$here/bench-image.sh" "$here/mkimage.py" \
   "$here/mkbundle.sh" "$stage/"; } || die "cannot copy to $stage"
+# The registry client goes beside the runtime, where it looks for it.
+[ -x "$(dirname "$runtime")/rootlessrt-pull" ] && cp "$(dirname "$runtime")/rootlessrt-pull" "$stage/"
 mkdir "$stage/work"
 as_user=()
 if [ "$(id -u)" -eq 0 ]; then

@@ -55,10 +55,12 @@ if [ "$(id -u)" -eq 0 ]; then
   # A real systemd user manager for the systemd cgroup driver's tests (t-systemd.sh); rootless
   # podman and what its scenarios use (tests/podman/podman-check.sh: catatonit for --init and
   # the pod's infra container); dockerd for tests/engines/docker.sh (docker.io pulls in tini as
-  # docker-init, and runc, the suite's reference runtime).
+  # docker-init, and runc, the suite's reference runtime); a local registry, skopeo to push to it
+  # and htpasswd for its password file (t-registry.sh).
   for pair in containerd:containerd containerd-shim-runc-v2:containerd rootlesskit:rootlesskit \
     systemctl:systemd podman:podman fuse-overlayfs:fuse-overlayfs catatonit:catatonit \
-    dockerd:docker.io docker-init:tini runc:runc; do
+    dockerd:docker.io docker-init:tini runc:runc docker-registry:docker-registry skopeo:skopeo \
+    htpasswd:apache2-utils; do
     have_cmd "${pair%%:*}" || need "${pair#*:}"
   done
   pkg_installed dbus-user-session || need dbus-user-session
@@ -69,7 +71,7 @@ fi
 # Libraries found through pkg-config.
 for pair in libseccomp:libseccomp-dev libcap:libcap-dev json-c:libjson-c-dev slirp:libslirp-dev \
   glib-2.0:libglib2.0-dev libarchive:libarchive-dev nettle:nettle-dev libzstd:libzstd-dev \
-  zlib:zlib1g-dev libsystemd:libsystemd-dev; do
+  zlib:zlib1g-dev libsystemd:libsystemd-dev libcurl:libcurl4-openssl-dev; do
   if ! have_cmd pkg-config || ! pkg-config --exists "${pair%%:*}" 2>/dev/null; then
     need "${pair#*:}"
   fi

@@ -54,8 +54,13 @@ int rrt_run_resolve_user(const char *spec, char *const *lowers, uid_t *uid, gid_
 
 /* Opens an image reference: a root directory (used in place), or an OCI layout / archive whose
  * layers are unpacked into the store once. */
-int rrt_image_open(const char *ref, const char *store, struct rrt_image *img,
-                   struct rrt_error *err);
+int rrt_image_open(const char *ref, const char *store, const struct rrt_pull_opts *po,
+                   struct rrt_image *img, struct rrt_error *err);
+
+/* docker://REF (without the transport; short_names: a name without a registry goes through
+ * registries.conf): fetched by rootlessrt-pull, then imported as an OCI layout. */
+int rrt_image_pull(const char *ref, bool short_names, const struct rrt_pull_opts *po,
+                   const char *store, struct rrt_image *img, struct rrt_error *err);
 
 /* oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG]: the layers are
  * unpacked into the store (once each, in the user namespace), verified. */

@@ -15,7 +15,7 @@
 #define REF_NAME "org.opencontainers.image.ref.name"
 #define INDEX_DEPTH 4 /* index.json -> index -> index -> index -> manifest */
 
-/* The image config is read here (rrt_plan_*); open.c frees it with the image. */
+/* The image config is read here (rrt_plan_*), and freed with the image. */
 void rrt_image_config_free(struct rrt_image_config *c)
 {
   rrt_strv_free(c->entrypoint);
@@ -26,6 +26,13 @@ void rrt_image_config_free(struct rrt_image_config *c)
   free(c->user);
   free(c->stop_signal);
   *c = (struct rrt_image_config){0};
+}
+
+void rrt_image_free(struct rrt_image *img)
+{
+  rrt_strv_free(img->lowers);
+  rrt_image_config_free(&img->config);
+  img->lowers = NULL;
 }
 
 void rrt_plan_free(struct rrt_plan *p)

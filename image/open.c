@@ -8,13 +8,6 @@
 #include "internal.h"
 #include "rootlessrt/util.h"
 
-void rrt_image_free(struct rrt_image *img)
-{
-  rrt_strv_free(img->lowers);
-  rrt_image_config_free(&img->config);
-  img->lowers = NULL;
-}
-
 static int open_root_dir(const char *path, struct rrt_image *img, struct rrt_error *err)
 {
   char real[4096];
@@ -37,8 +30,13 @@ static int open_root_dir(const char *path, struct rrt_image *img, struct rrt_err
   return 0;
 }
 
-int rrt_image_open(const char *ref, const char *store, struct rrt_image *img, struct rrt_error *err)
+int rrt_image_open(const char *ref, const char *store, const struct rrt_pull_opts *po,
+                   struct rrt_image *img, struct rrt_error *err)
 {
+  if (strncmp(ref, "docker://", 9) == 0)
+    return rrt_image_pull(ref + 9, false, po, store, img, err) < 0
+               ? rrt_error_wrap(err, "run: %s", ref)
+               : 0;
   if (strncmp(ref, "oci:", 4) == 0 || strncmp(ref, "oci-archive:", 12) == 0 ||
       strncmp(ref, "docker-archive:", 15) == 0)
     return rrt_image_import(ref, store, img, err);

@@ -32,83 +32,25 @@ static void phase(const char *what)
   rrt_debug("desktop run: %s at ~%.1f ms", what, t);
 }
 
-char *rrt_store_path(const char *flag)
-{
-  if (flag && *flag)
-    return xstrdup(flag);
-  const char *data = getenv("XDG_DATA_HOME");
-  if (data && *data == '/')
-    return xasprintf("%s/rootlessrt", data);
-  const char *home = getenv("HOME");
-  if (home && *home == '/')
-    return xasprintf("%s/.local/share/rootlessrt", home);
-  return xasprintf("/tmp/rootlessrt-store-%u", getuid());
-}
-
-int rrt_store_trust(const char *store, bool make, struct rrt_error *err)
-{
-  if (make) {
-    cleanup_free char *p = xstrdup(store);
-    for (char *s = p + 1; *s; s++)
-      if (*s == '/') {
-        *s = '\0';
-        mkdir(p, 0755);
-        *s = '/';
-      }
-    if (mkdir(p, 0700) < 0 && errno != EEXIST)
-      return rrt_error_errno(err, "mkdir %s", p);
-  }
-  if (rrt_trust_root(store, "image store", err) == 0)
-    return 0;
-  if (make || err->errnum != ENOENT)
-    return -1;
-  rrt_error_clear(err);
-  return 0;
-}
-
 static bool is_image_ref(const char *a)
 {
   return strncmp(a, "oci:", 4) == 0 || strncmp(a, "oci-archive:", 12) == 0 ||
-         strncmp(a, "docker-archive:", 15) == 0 || strchr(a, '/') != NULL;
+         strncmp(a, "docker://", 9) == 0 || strncmp(a, "docker-archive:", 15) == 0 ||
+         strchr(a, '/') != NULL;
 }
 
 /* Flags of either form that take a value as the next argument. */
 static bool takes_value(const char *f)
 {
-  static const char *const with_value[] = {"-b",
-                                           "--bundle",
-                                           "--pid-file",
-                                           "--console-socket",
-                                           "--preserve-fds",
-                                           "--network",
-                                           "-p",
-                                           "--publish",
-                                           "--network-opt",
-                                           "--mtu",
-                                           "--cidr",
-                                           "--ports-via",
-                                           "--criu",
-                                           "--name",
-                                           "-e",
-                                           "--env",
-                                           "--env-file",
-                                           "-w",
-                                           "--workdir",
-                                           "-u",
-                                           "--user",
-                                           "-v",
-                                           "--volume",
-                                           "--tmpfs",
-                                           "--hostname",
-                                           "-h",
-                                           "--entrypoint",
-                                           "--cap-add",
-                                           "--cap-drop",
-                                           "--security-opt",
-                                           "--userns",
-                                           "--overlay",
-                                           "--storage",
-                                           NULL};
+  static const char *const with_value[] = {
+      "-b",        "--bundle",     "--pid-file", "--console-socket", "--preserve-fds",
+      "--network", "-p",           "--publish",  "--network-opt",    "--mtu",
+      "--cidr",    "--ports-via",  "--criu",     "--name",           "-e",
+      "--env",     "--env-file",   "-w",         "--workdir",        "-u",
+      "--user",    "-v",           "--volume",   "--tmpfs",          "--hostname",
+      "-h",        "--entrypoint", "--cap-add",  "--cap-drop",       "--security-opt",
+      "--userns",  "--overlay",    "--storage",  "--platform",       "--authfile",
+      NULL};
   for (size_t i = 0; with_value[i]; i++)
     if (strcmp(f, with_value[i]) == 0)
       return true;
@@ -434,7 +376,7 @@ static int prepare(const struct rrt_run_image_opts *o, const char *root, const c
                    const char *id, struct rrt_image *img, struct run_dirs *d, char **config,
                    struct rrt_error *err)
 {
-  if (rrt_image_open(o->ref, store, img, err) < 0)
+  if (rrt_image_open(o->ref, store, &o->pull, img, err) < 0)
     return -1;
   struct rrt_run_plan plan = {.id = id, .image = img};
   if (o->keep_id && keep_id_plan(&plan, err) < 0)

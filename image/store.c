@@ -12,6 +12,7 @@
 
 #include "internal.h"
 #include "rootlessrt/state.h"
+#include "rootlessrt/trust.h"
 #include "rootlessrt/util.h"
 
 static unsigned long long du_total;
@@ -106,4 +107,39 @@ int rrt_store_remove(const char *store, const char *root, const char *name, stru
     return rrt_remove_tree_userns(p, err) < 0 ? rrt_error_wrap(err, "store rm %s", name) : 0;
   }
   return rrt_error_msgf(err, ENOENT, "store rm: nothing named \"%s\" in %s", name, store);
+}
+
+/* Where the store is, and whether it can be trusted (the same checks as the state root). */
+char *rrt_store_path(const char *flag)
+{
+  if (flag && *flag)
+    return xstrdup(flag);
+  const char *data = getenv("XDG_DATA_HOME");
+  if (data && *data == '/')
+    return xasprintf("%s/rootlessrt", data);
+  const char *home = getenv("HOME");
+  if (home && *home == '/')
+    return xasprintf("%s/.local/share/rootlessrt", home);
+  return xasprintf("/tmp/rootlessrt-store-%u", getuid());
+}
+
+int rrt_store_trust(const char *store, bool make, struct rrt_error *err)
+{
+  if (make) {
+    cleanup_free char *p = xstrdup(store);
+    for (char *s = p + 1; *s; s++)
+      if (*s == '/') {
+        *s = '\0';
+        mkdir(p, 0755);
+        *s = '/';
+      }
+    if (mkdir(p, 0700) < 0 && errno != EEXIST)
+      return rrt_error_errno(err, "mkdir %s", p);
+  }
+  if (rrt_trust_root(store, "image store", err) == 0)
+    return 0;
+  if (make || err->errnum != ENOENT)
+    return -1;
+  rrt_error_clear(err);
+  return 0;
 }

@@ -75,8 +75,8 @@ cleanup() {
 trap 'cleanup; cgroup_cleanup' EXIT
 mkdir -p "$work/bin" "$work/logs" "$work/root" "$work/tmp"
 { cp "$runtime" "$work/bin/" && cp "$probe" "$work/bin/rrt-probe"; } || die "cannot copy binaries"
-# The network helper goes beside the runtime, where the runtime looks for it.
-for h in rootlessrt-net rootlessrt-systemd; do
+# The helpers (network, systemd, registry) go beside the runtime, where the runtime looks for them.
+for h in rootlessrt-net rootlessrt-systemd rootlessrt-pull; do
   if [ -x "$(dirname "$runtime")/$h" ]; then
     cp "$(dirname "$runtime")/$h" "$work/bin/" || die "cannot copy $h"
   fi

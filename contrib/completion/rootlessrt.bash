@@ -3,7 +3,7 @@
 # Installed as share/bash-completion/completions/rootlessrt.
 
 _rootlessrt_verbs="create start run state kill delete list spec exec ps pause resume update store
-features check help"
+pull features check help"
 _rootlessrt_globals="--root --log --log-format --debug --rootless --systemd-cgroup
 --cgroup-manager --criu -v --version -h --help"
 _rootlessrt_signals="HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM TERM
@@ -26,7 +26,8 @@ _rootlessrt_flags() {
     run)
       echo "$create -d --rm -i --interactive -t --tty --name -e --env --env-file -w --workdir
         -u --user -v --volume --tmpfs --hostname --read-only --entrypoint --cap-add --cap-drop
-        --security-opt --userns --overlay --storage --print-config"
+        --security-opt --userns --overlay --storage --print-config --platform --authfile
+        --tls-verify"
       ;;
     kill) echo "-a --all -h --help" ;;
     delete) echo "-f --force -h --help" ;;
@@ -42,6 +43,7 @@ _rootlessrt_flags() {
       --blkio-weight --kernel-memory --kernel-memory-tcp --l3-cache-schema --mem-bw-schema -h
       --help" ;;
     store) echo "--storage -h --help" ;;
+    pull) echo "--storage --platform --authfile --tls-verify -h --help" ;;
     check) echo "--json --storage -h --help" ;;
     *) echo "-h --help" ;;
   esac
@@ -55,7 +57,8 @@ _rootlessrt_value() { # _rootlessrt_value VERB FLAG CUR (VERB empty: a global fl
       mapfile -t COMPREPLY < <(compgen -d -- "$cur")
       return 0
       ;;
-    --pid-file | --console-socket | --log | --env-file | --criu | -r | --resources | --process)
+    --pid-file | --console-socket | --log | --env-file | --criu | -r | --resources | --process | \
+      --authfile)
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       return 0
       ;;
@@ -75,6 +78,7 @@ _rootlessrt_value() { # _rootlessrt_value VERB FLAG CUR (VERB empty: a global fl
     --ports-via) words="splice slirp" ;;
     --cgroup-manager) words="cgroupfs systemd disabled" ;;
     --overlay) words="auto kernel fuse" ;;
+    --platform) words="linux/amd64 linux/arm64 linux/arm/v7" ;;
     --userns) words="keep-id" ;;
     -c | --cap | --cap-add | --cap-drop) words=$_rootlessrt_caps ;;
     --security-opt) words="no-new-privileges seccomp=unconfined label=disable" ;;

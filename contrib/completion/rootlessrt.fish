@@ -2,7 +2,7 @@
 # `rootlessrt list -q`, with the --root given on the line), signal names, files for -b.
 # Installed as share/fish/vendor_completions.d/rootlessrt.fish.
 
-set -l verbs create start run state kill delete list spec exec ps pause resume update store features check help
+set -l verbs create start run state kill delete list spec exec ps pause resume update store pull features check help
 
 function __rootlessrt_ids
     set -l tokens (commandline -opc)
@@ -24,7 +24,8 @@ function __rootlessrt_operands
         --pid-file --console-socket --preserve-fds --network -p --publish --network-opt --mtu \
         --cidr --ports-via --name -e --env --env-file -w --workdir -u --user -v --volume --tmpfs \
         --hostname --entrypoint --cap-add --cap-drop --security-opt --userns --overlay --storage \
-        --process --cwd -c --cap --apparmor --process-label -f --format -r --resources
+        --process --cwd -c --cap --apparmor --process-label -f --format -r --resources \
+        --platform --authfile
     set -l n -1
     set -l skip 0
     for t in $tokens[2..-1]
@@ -76,6 +77,7 @@ complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a pause -d '
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a resume -d 'thaw it'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a update -d 'change its resources'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a store -d 'the image store'
+complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a pull -d 'fetch an image from a registry'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a features -d 'the features JSON'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a check -d 'check this machine for rootless containers'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a help -d 'the usage of a verb'
@@ -130,6 +132,9 @@ complete -c rootlessrt -n $r -l userns -x -a keep-id -d 'user namespace mode'
 complete -c rootlessrt -n $r -l overlay -x -a 'auto kernel fuse' -d 'how the overlay root is mounted'
 complete -c rootlessrt -n $r -l storage -r -a '(__fish_complete_directories)' -d 'the store'
 complete -c rootlessrt -n $r -l print-config -d 'print the config and run nothing'
+complete -c rootlessrt -n $r -l platform -x -a 'linux/amd64 linux/arm64 linux/arm/v7' -d 'the platform of a registry image'
+complete -c rootlessrt -n $r -l authfile -r -F -d 'the registry credentials file'
+complete -c rootlessrt -n $r -l tls-verify -x -a 'true false' -d "verify the registry's TLS"
 complete -c rootlessrt -n $r -F
 
 # The other verbs.
@@ -173,5 +178,9 @@ complete -c rootlessrt -n '__fish_seen_subcommand_from update' -l l3-cache-schem
 complete -c rootlessrt -n '__fish_seen_subcommand_from update' -l mem-bw-schema -x -d 'Intel RDT: refused'
 complete -c rootlessrt -n '__fish_seen_subcommand_from store' -l storage -r -a '(__fish_complete_directories)' -d 'the store'
 complete -c rootlessrt -n '__fish_seen_subcommand_from store; and test (__rootlessrt_operands) -eq 0' -a 'ls rm'
+complete -c rootlessrt -n '__fish_seen_subcommand_from pull' -l storage -r -a '(__fish_complete_directories)' -d 'the store'
+complete -c rootlessrt -n '__fish_seen_subcommand_from pull' -l platform -x -a 'linux/amd64 linux/arm64 linux/arm/v7' -d 'the platform to pull'
+complete -c rootlessrt -n '__fish_seen_subcommand_from pull' -l authfile -r -F -d 'the registry credentials file'
+complete -c rootlessrt -n '__fish_seen_subcommand_from pull' -l tls-verify -x -a 'true false' -d "verify the registry's TLS"
 complete -c rootlessrt -n '__fish_seen_subcommand_from check' -l json -d 'print JSON'
 complete -c rootlessrt -n '__fish_seen_subcommand_from check' -l storage -r -a '(__fish_complete_directories)' -d 'the storage directory to test'

@@ -27,6 +27,7 @@ int rrt_cmd_pause(const struct rrt_global *g, int argc, char **argv, struct rrt_
 int rrt_cmd_resume(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_update(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_store(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
+int rrt_cmd_pull(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_check(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_features(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 

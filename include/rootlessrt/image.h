@@ -60,14 +60,34 @@ struct rrt_kv_list {
   size_t n;
 };
 
+/* How a registry image is fetched (docker://, `pull`): --platform OS/ARCH[/VARIANT],
+ * --authfile FILE, --tls-verify=false. NULL/false: this machine's platform, the usual
+ * credentials files, TLS verified. */
+struct rrt_pull_opts {
+  const char *platform, *authfile;
+  bool tls_verify_off;
+};
+
+/* One of the flags above (name without "--"; value NULL for a bare --tls-verify). */
+int rrt_pull_opt_parse(const char *name, const char *value, struct rrt_pull_opts *po,
+                       struct rrt_error *err);
+
+/* `pull REF`: docker://HOST/NAME:TAG (or @sha256:DIGEST), or a short name through
+ * registries.conf: every layer not yet in the store (--storage, or the default) is fetched,
+ * verified and unpacked into it. */
+int rrt_pull(const char *ref, const struct rrt_pull_opts *po, const char *storage,
+             struct rrt_error *err);
+
 struct rrt_run_image_opts {
-  const char *ref; /* oci:DIR[:TAG], oci-archive:FILE, docker-archive:FILE, or a root dir */
+  const char *ref; /* oci:DIR[:TAG], oci-archive:FILE, docker-archive:FILE, docker://REF, or a
+                      root dir */
   char **cmd;      /* the command after the image (may be empty) */
   size_t n_cmd;
   bool rm, detach, interactive, tty, tty_set, read_only, print_config, keep_id;
   const char *name, *workdir, *user, *hostname, *entrypoint, *network, *storage, *overlay;
   bool entrypoint_set;
   struct rrt_kv_list env, env_files, volumes, tmpfs, publish, cap_add, cap_drop, security_opts;
+  struct rrt_pull_opts pull; /* for docker:// */
 };
 
 /* True when argv (the `run` verb's arguments, argv[0] = "run") is the desktop form: its first

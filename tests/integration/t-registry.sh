@@ -1,0 +1,423 @@
+#!/bin/bash
+# t-registry.sh: `pull` and `run docker://` against a real registry (Debian's docker-registry) on
+# 127.0.0.1, run by the test user in its own directory, with images pushed by skopeo (built here
+# from busybox-static): a pull and a run, nothing fetched twice, a manifest list with two
+# platforms (--platform), basic auth from auth.json (wrong password, right one, none), bearer
+# tokens (against a stand-in token server), a
+# registries.conf short name and mirror, a corrupted blob, a registry killed mid-layer, a pull
+# killed mid-layer, a disk that fills (a tmpfs from root-setup/t-registry.sh), and the clear
+# one-line errors of bad input, with nothing left in the store.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
+source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
+
+for c in docker-registry skopeo; do
+  if ! command -v "$c" >/dev/null 2>&1; then
+    skip "no $c here (apt-get install docker-registry skopeo: contrib/install-deps.sh as root)"
+    done_testing
+  fi
+done
+
+STORE=$T_WORK/store
+REGS=() # pids of the registries started here
+reg_cleanup() {
+  local p
+  for p in "${REGS[@]}"; do kill -9 "$p" 2>/dev/null; done
+  [ -d "$STORE" ] && unshare -r --map-auto rm -rf "$STORE" 2>/dev/null
+  _cleanup
+}
+trap reg_cleanup EXIT
+export CONTAINERS_REGISTRIES_CONF=$T_WORK/registries.conf # none: no search registries
+export REGISTRY_AUTH_FILE=$T_WORK/no-auth.json
+: >"$CONTAINERS_REGISTRIES_CONF"
+
+free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# start_registry NAME PORT [htpasswd FILE]: docker-registry on 127.0.0.1:PORT serving the one
+# storage directory $T_WORK/data; REG_PID is its pid. Waits until it answers.
+start_registry() {
+  local name=$1 port=$2 auth=""
+  if [ "${3:-}" = htpasswd ]; then
+    auth="auth:
+  htpasswd:
+    realm: rrt-test
+    path: $4"
+  fi
+  cat >"$T_WORK/$name.yml" <<EOF
+version: 0.1
+log:
+  level: error
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: $T_WORK/data
+  delete:
+    enabled: true
+http:
+  addr: 127.0.0.1:$port
+$auth
+EOF
+  # REGISTRY_* variables are its configuration: REGISTRY_AUTH_FILE is not for it.
+  env -u REGISTRY_AUTH_FILE docker-registry serve "$T_WORK/$name.yml" >>"$T_WORK/$name.log" 2>&1 &
+  REG_PID=$!
+  REGS+=("$REG_PID")
+  wait_until 20 curl -s -o /dev/null "http://127.0.0.1:$port/v2/" ||
+    bail_out "docker-registry did not start: $(cat "$T_WORK/$name.log")"
+}
+
+# The images: an OCI layout with tags plain (busybox + /marker), twice (its marker layer listed
+# twice), bad (one more small layer),
+# big (one more 24 MiB layer of random bytes) and multi (an index: linux/amd64 and linux/arm64,
+# whose /marker says which).
+"$PY" - "$T_WORK/layout" <<'EOF' || bail_out "cannot build the test images"
+import hashlib, io, json, os, subprocess, sys, tarfile
+out = sys.argv[1]
+os.makedirs(out + "/blobs/sha256")
+def blob(data):
+    d = hashlib.sha256(data).hexdigest()
+    with open(out + "/blobs/sha256/" + d, "wb") as f:
+        f.write(data)
+    return {"digest": "sha256:" + d, "size": len(data)}
+def layer(files):
+    b = io.BytesIO()
+    with tarfile.open(fileobj=b, mode="w", format=tarfile.PAX_FORMAT) as t:
+        for name, data, mode, link in files:
+            i = tarfile.TarInfo(name); i.mtime = 0; i.mode = mode
+            if data is None and link is None:
+                i.type = tarfile.DIRTYPE; t.addfile(i)
+            elif link is not None:
+                i.type = tarfile.SYMTYPE; i.linkname = link; t.addfile(i)
+            else:
+                i.size = len(data); t.addfile(i, io.BytesIO(data))
+    d = blob(b.getvalue()); d["mediaType"] = "application/vnd.oci.image.layer.v1.tar"
+    return d
+applets = subprocess.run(["/bin/busybox", "--list"], capture_output=True, text=True, check=True).stdout.split()
+base = [(d, None, 0o755, None) for d in ("bin", "dev", "etc", "proc", "sys", "tmp", "run")]
+base.append(("bin/busybox", open("/bin/busybox", "rb").read(), 0o755, None))
+base += [("bin/" + a, None, 0o777, "busybox") for a in applets if a != "busybox"]
+base.append(("etc/passwd", b"root:x:0:0:root:/:/bin/sh\n", 0o644, None))
+base_l = layer(base)
+def image(arch, extra):
+    ls = [base_l] + [layer(e) for e in extra]
+    cfg = blob(json.dumps({"architecture": arch, "os": "linux",
+        "config": {"Env": ["PATH=/bin"], "Cmd": ["cat", "/marker"]},
+        "rootfs": {"type": "layers", "diff_ids": [l["digest"] for l in ls]}}).encode())
+    cfg["mediaType"] = "application/vnd.oci.image.config.v1+json"
+    m = blob(json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": cfg, "layers": ls}).encode())
+    m["mediaType"] = "application/vnd.oci.image.manifest.v1+json"
+    return m
+def marker(text):
+    return [("marker", text.encode() + b"\n", 0o644, None)]
+refs = []
+def tag(desc, name):
+    d = dict(desc); d["annotations"] = {"org.opencontainers.image.ref.name": name}; refs.append(d)
+tag(image("amd64", [marker("plain")]), "plain")
+tag(image("amd64", [marker("bad")]), "bad")
+tag(image("amd64", [marker("twice"), marker("twice")]), "twice")
+tag(image("amd64", [marker("big"), [("big.bin", os.urandom(24 << 20), 0o644, None)]]), "big")
+plats = []
+for arch in ("amd64", "arm64"):
+    m = image(arch, [marker(arch)]); m["platform"] = {"os": "linux", "architecture": arch}; plats.append(m)
+idx = blob(json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+    "manifests": plats}).encode())
+idx["mediaType"] = "application/vnd.oci.image.index.v1+json"
+tag(idx, "multi")
+json.dump({"schemaVersion": 2, "manifests": refs}, open(out + "/index.json", "w"))
+json.dump({"imageLayoutVersion": "1.0.0"}, open(out + "/oci-layout", "w"))
+EOF
+
+PORT=$(free_port)
+start_registry reg "$PORT"
+MAIN_PID=$REG_PID
+R=127.0.0.1:$PORT
+for t in plain bad big multi twice; do
+  skopeo copy --all -q --dest-tls-verify=false "oci:$T_WORK/layout:$t" "docker://$R/rrt/bb:$t" \
+    >"$T_WORK/skopeo.log" 2>&1 || bail_out "skopeo copy $t: $(cat "$T_WORK/skopeo.log")"
+done
+
+pull() { rrt pull --storage "$STORE" "$@"; }
+drun() { rrt run --rm --storage "$STORE" "$@"; }
+layers_in_store() { find "$STORE/layers/sha256" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
+drop_layer() { rrt store --storage "$STORE" rm "sha256:$1" >/dev/null 2>&1; }
+drop_layers() {
+  local l
+  for l in "$STORE"/layers/sha256/*; do [ -e "$l" ] && drop_layer "$(basename "$l")"; done
+}
+tmp_left() { find "$STORE/tmp" -mindepth 1 -maxdepth 1 2>/dev/null; }
+# The layer digests of TAG as the registry has them (skopeo compresses plain tars), top last.
+layers_of() {
+  curl -s -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+    "http://$R/v2/rrt/bb/manifests/$1" | jq -r '[.layers[].digest | sub("sha256:"; "")] | join(" ")'
+}
+
+# ---------------------------------------------------------------- pull and run
+
+run drun --tls-verify=false "docker://$R/rrt/bb:plain"
+is "$rc:$out" "0:plain" "run docker://HOST:PORT/NAME:TAG: pulled over http (--tls-verify=false) and run"
+is "$(layers_in_store)" 2 "its two layers are in the store, unpacked"
+is "$(tmp_left)" "" "nothing is left in the store's tmp/"
+mtimes() { find "$STORE/layers/sha256" -mindepth 1 -maxdepth 1 -printf '%f %T@\n' | sort; }
+before=$(mtimes)
+run drun --tls-verify=false "docker://$R/rrt/bb:plain"
+is "$rc:$out:$(mtimes)" "0:plain:$before" "a second run fetches and unpacks no layer again"
+run pull --tls-verify=false "docker://$R/rrt/bb:bad" # shares the base layer
+is "$rc:$err:$(layers_in_store)" "0::3" "pull: only the one missing layer is added, silently off a terminal"
+
+PTYRUN=$(dirname "$RRT")/ptyrun
+if [ -x "$PTYRUN" ]; then
+  drop_layers
+  run "$PTYRUN" "$RRT" --root "$RRT_ROOT" pull --storage "$STORE" --tls-verify=false "docker://$R/rrt/bb:plain"
+  has_line "$(tr '\r' '\n' <<<"$out")" '^layer 2/2 sha256:[0-9a-f]{12}: [0-9.]+/[0-9.]+ MiB' \
+    "on a terminal: a progress line per layer fetched"
+else
+  skip "no ptyrun beside the runtime (make build/ptyrun)"
+fi
+
+run drun --tls-verify=false "docker://$R/rrt/bb:twice"
+is "$rc:$out" "0:twice" "an image that lists one layer twice is pulled and run"
+
+digest=$(curl -s -o /dev/null -w '%header{docker-content-digest}' \
+  -H 'Accept: application/vnd.oci.image.manifest.v1+json' "http://$R/v2/rrt/bb/manifests/plain")
+run drun --tls-verify=false "docker://$R/rrt/bb@$digest"
+is "$rc:$out" "0:plain" "run docker://HOST/NAME@sha256:DIGEST"
+
+# ---------------------------------------------------------------- TLS on by default
+
+run pull "docker://$R/rrt/bb:plain"
+fails_naming "^rootlessrt: pull: docker://$R/rrt/bb:plain: .*TLS is verified.*--tls-verify=false" \
+  "TLS is verified by default: an http registry is refused with what to do"
+is "$(echo "$err" | wc -l)" 1 "... in one line"
+
+# ---------------------------------------------------------------- a manifest list
+
+run drun --tls-verify=false "docker://$R/rrt/bb:multi"
+case "$(uname -m)" in
+  x86_64) want=amd64 ;;
+  aarch64) want=arm64 ;;
+  *) want="" ;;
+esac
+if [ -n "$want" ]; then
+  is "$rc:$out" "0:$want" "a manifest list: this machine's platform ($want) is picked"
+else
+  skip "this machine is neither amd64 nor arm64"
+fi
+run drun --tls-verify=false --platform linux/arm64 "docker://$R/rrt/bb:multi"
+# The arm64 image's busybox is this machine's (the test builds both from it): only the marker
+# says which was picked.
+is "$rc:$out" "0:arm64" "--platform linux/arm64 picks that image of the list"
+run pull --tls-verify=false --platform linux/s390x "docker://$R/rrt/bb:multi"
+fails_naming 'no image for linux/s390x \(the index has: linux/amd64, linux/arm64\)' \
+  "a platform the list does not have: an error naming what it has"
+run pull --platform s390x "docker://$R/rrt/bb:multi"
+fails_naming '^rootlessrt: pull: --platform "s390x": not OS/ARCH' "--platform without an OS"
+
+# ---------------------------------------------------------------- bad input
+
+n0=$(layers_in_store)
+run pull --tls-verify=false "docker://$R/rrt/bb:nosuchtag"
+fails_naming "^rootlessrt: pull: docker://$R/rrt/bb:nosuchtag: $R/rrt/bb:nosuchtag: no such image or tag in the registry" \
+  "a missing tag: one clear error"
+is "$(echo "$err" | wc -l)" 1 "... in one line"
+run pull --tls-verify=false "docker://$R/rrt/nosuchrepo:plain"
+fails_naming "no such image or tag in the registry" "a missing repository"
+dead=$(free_port)
+run drun --tls-verify=false "docker://127.0.0.1:$dead/rrt/bb:plain"
+fails_naming "^rootlessrt: run: docker://127.0.0.1:$dead/rrt/bb:plain: .*127.0.0.1:$dead.*(Couldn't connect|Connection refused)" \
+  "an unreachable registry: one clear error naming it"
+run pull busybox
+fails_naming "^rootlessrt: pull: busybox: a short name needs a registry: $CONTAINERS_REGISTRIES_CONF lists no unqualified-search-registries" \
+  "a short name with no search registry configured"
+run pull --tls-verify=false "docker://$R/rrt/BB:plain"
+fails_naming "lowercase" "an upper-case repository name"
+is "$(layers_in_store):$(tmp_left)" "$n0:" "bad input leaves nothing in the store"
+is "$(find "$RRT_ROOT" -mindepth 1 -not -name '.*' 2>/dev/null)" "" "... nor in the state root"
+
+# ---------------------------------------------------------------- registries.conf
+
+cat >"$CONTAINERS_REGISTRIES_CONF" <<EOF
+unqualified-search-registries = ["$R"]
+
+[[registry]]
+location = "$R"
+insecure = true
+
+[[registry]]
+prefix = "example.invalid/mirrored"
+location = "$R/rrt"
+insecure = true
+[[registry.mirror]]
+location = "127.0.0.1:$dead/nothing-here"
+insecure = true
+EOF
+run pull rrt/bb:plain
+is "$rc:$err" "0:" "a short name through unqualified-search-registries (insecure = true: http)"
+run drun "docker://example.invalid/mirrored/bb:plain"
+is "$rc:$out$err" "0:plain" "[[registry]] prefix/location, after a mirror that is down"
+: >"$CONTAINERS_REGISTRIES_CONF"
+
+# ---------------------------------------------------------------- authentication
+
+if command -v htpasswd >/dev/null 2>&1; then
+  htpasswd -Bbn alice s3cret >"$T_WORK/htpasswd" 2>/dev/null
+  APORT=$(free_port)
+  start_registry areg "$APORT" htpasswd "$T_WORK/htpasswd"
+  A=127.0.0.1:$APORT
+  drop_layers
+  run pull --tls-verify=false "docker://$A/rrt/bb:plain"
+  fails_naming "^rootlessrt: pull: docker://$A/rrt/bb:plain: registry $A: authentication required: no credentials for it" \
+    "basic auth, no credentials: one clear error"
+  printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$A" "$(printf alice:wrong | base64)" >"$T_WORK/bad.json"
+  run pull --tls-verify=false --authfile "$T_WORK/bad.json" "docker://$A/rrt/bb:plain"
+  fails_naming "^rootlessrt: pull: docker://$A/rrt/bb:plain: registry $A: authentication failed with the credentials for $A in $T_WORK/bad.json$" \
+    "a wrong password: one clear error naming the registry and the file"
+  is "$(layers_in_store):$(tmp_left)" "0:" "... and nothing in the store"
+  mkdir -p "$T_WORK/xdg/containers"
+  printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$A" "$(printf alice:s3cret | base64)" \
+    >"$T_WORK/xdg/containers/auth.json"
+  unset REGISTRY_AUTH_FILE
+  run env XDG_RUNTIME_DIR="$T_WORK/xdg" "$RRT" --root "$RRT_ROOT" run --rm --storage "$STORE" \
+    --tls-verify=false "docker://$A/rrt/bb:plain"
+  is "$rc:$out" "0:plain" "the right password from \$XDG_RUNTIME_DIR/containers/auth.json"
+  export REGISTRY_AUTH_FILE=$T_WORK/no-auth.json
+else
+  skip "no htpasswd (apache2-utils) to write the registry's password file" 5
+fi
+# Bearer tokens (the distribution spec's token flow): docker-registry needs a signing
+# certificate for that, so a small stand-in serves the layout's "plain" image behind a token
+# endpoint that takes alice:s3cret by basic auth.
+"$PY" - "$T_WORK/layout" "$T_WORK/bearer.port" >"$T_WORK/bearer.log" 2>&1 <<'EOF' &
+import base64, http.server, json, os, sys
+layout, portfile = sys.argv[1], sys.argv[2]
+idx = json.load(open(layout + "/index.json"))
+plain = [m for m in idx["manifests"] if m["annotations"]["org.opencontainers.image.ref.name"] == "plain"][0]
+TOKEN = "tok-repository:rrt/bb:pull"
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def send(self, code, body=b"", ctype="application/json", extra=()):
+        self.send_response(code)
+        self.send_header("Content-Type", ctype); self.send_header("Content-Length", str(len(body)))
+        for k, v in extra: self.send_header(k, v)
+        self.end_headers(); self.wfile.write(body)
+    def do_GET(self):
+        port = self.server.server_address[1]
+        if self.path.startswith("/token?"):
+            want = "Basic " + base64.b64encode(b"alice:s3cret").decode()
+            if self.headers.get("Authorization") != want or "scope=repository%3Arrt%2Fbb%3Apull" not in self.path:
+                return self.send(401, b'{"details":"bad credentials"}')
+            return self.send(200, json.dumps({"token": TOKEN}).encode())
+        if self.headers.get("Authorization") != "Bearer " + TOKEN:
+            ch = 'Bearer realm="http://127.0.0.1:%d/token",service="stand-in",scope="repository:rrt/bb:pull"' % port
+            return self.send(401, b'{"errors":[{"code":"UNAUTHORIZED","message":"token needed"}]}', extra=[("WWW-Authenticate", ch)])
+        if self.path == "/v2/rrt/bb/manifests/plain":
+            data = open(layout + "/blobs/sha256/" + plain["digest"][7:], "rb").read()
+            return self.send(200, data, plain["mediaType"], [("Docker-Content-Digest", plain["digest"])])
+        if self.path.startswith("/v2/rrt/bb/blobs/sha256:"):
+            try:
+                data = open(layout + "/blobs/sha256/" + self.path.rsplit(":", 1)[1], "rb").read()
+            except OSError:
+                return self.send(404)
+            return self.send(200, data, "application/octet-stream")
+        self.send(404, b'{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown"}]}')
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+open(portfile + ".tmp", "w").write(str(srv.server_address[1]))
+os.rename(portfile + ".tmp", portfile)
+srv.serve_forever()
+EOF
+REGS+=("$!")
+if wait_until 20 test -s "$T_WORK/bearer.port"; then
+  B=127.0.0.1:$(cat "$T_WORK/bearer.port")
+  drop_layers
+  run pull --tls-verify=false "docker://$B/rrt/bb:plain"
+  fails_naming "^rootlessrt: pull: docker://$B/rrt/bb:plain: registry $B: authentication required: no credentials for it" \
+    "bearer auth, no credentials: one clear error"
+  printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$B" "$(printf alice:wrong | base64)" >"$T_WORK/bbad.json"
+  run pull --tls-verify=false --authfile "$T_WORK/bbad.json" "docker://$B/rrt/bb:plain"
+  fails_naming "^rootlessrt: pull: docker://$B/rrt/bb:plain: registry $B: the token server http://$B/token refused the credentials from $T_WORK/bbad.json$" \
+    "bearer auth, a wrong password: one clear error naming the token server and the file"
+  printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$B" "$(printf alice:s3cret | base64)" >"$T_WORK/bgood.json"
+  run drun --tls-verify=false --authfile "$T_WORK/bgood.json" "docker://$B/rrt/bb:plain"
+  is "$rc:$out" "0:plain" "bearer auth: a token from the token endpoint with the right password"
+else
+  fail "the bearer-token stand-in did not start" "$(cat "$T_WORK/bearer.log")"
+fi
+
+# ---------------------------------------------------------------- a corrupted blob
+
+read -r -a bad_layers <<<"$(layers_of bad)"
+top=${bad_layers[-1]}
+drop_layer "$top"
+data=$T_WORK/data/docker/registry/v2/blobs/sha256/${top:0:2}/$top/data
+# The last byte is tar padding: the tar still reads, only its digest tells.
+printf '\001' | dd of="$data" bs=1 seek=$(($(stat -c %s "$data") - 1)) conv=notrunc 2>/dev/null
+run drun --tls-verify=false "docker://$R/rrt/bb:bad"
+fails_naming "^rootlessrt: run: docker://$R/rrt/bb:bad: blob sha256:$top: digest mismatch: the registry sent sha256:[0-9a-f]{64}$" \
+  "a corrupted blob: the digest mismatch names the blob, in one line"
+is "$([ -e "$STORE/layers/sha256/$top" ] && echo kept):$(tmp_left)" ":" "... and nothing of it is in the store"
+
+# ---------------------------------------------------------------- interrupted transfers
+
+read -r -a big_layers <<<"$(layers_of big)"
+bigl=${big_layers[-1]}
+partial() { # the big layer half unpacked as it streams in: more than 256 KiB of its file
+  local f
+  for f in "$STORE"/tmp/*-"${bigl:0:12}"/big.bin; do
+    [ -f "$f" ] && [ "$(stat -c %s "$f")" -gt 262144 ] && return 0
+  done
+  return 1
+}
+# The transfer is slowed down (1 MiB/s) so that it is surely under way when the kill comes.
+ROOTLESSRT_PULL_MAX_RATE=1048576 rrt_bg "$T_WORK/bg.out" pull --storage "$STORE" --tls-verify=false "docker://$R/rrt/bb:big"
+pull_pid=$RRT_BG_PID
+if wait_until 30 partial; then
+  kill -9 "$MAIN_PID"
+  wait_pid "$pull_pid" 60
+  prc=$?
+  is "$prc" 1 "the registry killed mid-layer: the pull fails"
+  like "$(cat "$T_WORK/bg.out")" "^rootlessrt: pull: docker://$R/rrt/bb:big: blob sha256:$bigl: interrupted after [0-9]+ of [0-9]+ bytes" \
+    "... with an error naming the blob and how far it got"
+  is "$([ -e "$STORE/layers/sha256/$bigl" ] && echo kept):$(tmp_left)" ":" "... and nothing half-made is kept"
+else
+  fail "the big layer's download never started" "$(cat "$T_WORK/bg.out")"
+fi
+start_registry reg "$PORT"
+run drun --tls-verify=false "docker://$R/rrt/bb:big"
+is "$rc:$out" "0:big" "after a restart of the registry the next pull works"
+
+drop_layer "$bigl"
+ROOTLESSRT_PULL_MAX_RATE=1048576 rrt_bg "$T_WORK/bg.out" pull --storage "$STORE" --tls-verify=false "docker://$R/rrt/bb:big"
+pull_pid=$RRT_BG_PID
+if wait_until 30 partial; then
+  kill -9 "$pull_pid"
+  wait "$pull_pid" 2>/dev/null
+  # The registry client dies with the runtime (PDEATHSIG): nothing writes the partial any more.
+  wait_until 10 sh -c '! pgrep -u "$(id -u)" -x rootlessrt-pull' || fail "the registry client outlived the killed pull"
+  run pull --tls-verify=false "docker://$R/rrt/bb:big"
+  is "$rc:$err:$(tmp_left)" "0::" "a pull killed mid-layer: the next one removes its leftover and completes"
+  ok "... with the layer in the store" test -d "$STORE/layers/sha256/$bigl"
+else
+  fail "the big layer's download never started" "$(cat "$T_WORK/bg.out")"
+fi
+
+# ---------------------------------------------------------------- a disk that fills
+
+if [ -n "${RRT_ROOT_SETUP:-}" ] && [ -r "$RRT_ROOT_SETUP/env" ]; then
+  # shellcheck source=/dev/null
+  source "$RRT_ROOT_SETUP/env"
+  SMALL=$FULL_FS/store # 8 MiB (root-setup/t-registry.sh): the 24 MiB layer cannot fit
+  run rrt run --rm --storage "$SMALL" --tls-verify=false "docker://$R/rrt/bb:big"
+  fails_naming "^rootlessrt: run: docker://$R/rrt/bb:big: [^\"]*sha256:${bigl}[^\"]*No space left on device$" \
+    "a disk that fills during a pull: one error naming the layer and ENOSPC"
+  # The layers before it arrived whole and verified: those stay, as any unpacked layer does.
+  is "$([ -e "$SMALL/layers/sha256/$bigl" ] && echo kept):$(find "$SMALL/tmp" -mindepth 1 -maxdepth 1 2>/dev/null)" ":" \
+    "... and nothing of that layer is left on that disk"
+  run rrt run --rm --storage "$SMALL" --tls-verify=false "docker://$R/rrt/bb:plain"
+  is "$rc:$out" "0:plain" "... whose room is back: an image that fits pulls and runs there"
+  for l in "$SMALL"/layers/sha256/*; do
+    [ -e "$l" ] && rrt store --storage "$SMALL" rm "sha256:$(basename "$l")" >/dev/null 2>&1
+  done
+else
+  skip "no small filesystem to fill: ${RRT_ROOT_SETUP_SKIP:-the tests do not run as root, so the harness cannot mount one (root-setup/t-registry.sh)}" 3
+fi
+
+done_testing
