@@ -265,12 +265,20 @@ int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,
         dup |= strcmp(names[k], plan.layers[i].path) == 0;
       if (dup)
         continue;
-      /* A layer the store has was verified when it was unpacked; a new one is, now. */
+      /* A layer the store has was verified when it was unpacked; a new one is, now. From a
+       * registry (rrt_src_pull_dir) a layer the store has was not fetched, and a new one streams
+       * in and can be read once only: it is verified as it streams, by the helper and again
+       * here before it is committed (on_verify). */
       cleanup_free char *dir = xasprintf("%s/layers/sha256/%s", store, plan.layers[i].hex);
-      hexes[nn] = access(dir, F_OK) < 0 ? plan.layers[i].hex : NULL;
+      bool have = access(dir, F_OK) == 0;
+      if (have && rrt_src_pull_dir)
+        continue;
+      hexes[nn] = !have && !rrt_src_pull_dir ? plan.layers[i].hex : NULL;
       names[nn++] = plan.layers[i].path;
     }
-    r = rrt_src_check_set(&src, names, hexes, nn, err);
+    /* A registry's download directory is the helper's own: it holds each new layer once, as
+     * a FIFO that must not be opened but to stream it (a reader gone would cut the helper). */
+    r = rrt_src_pull_dir ? 0 : rrt_src_check_set(&src, names, hexes, nn, err);
   }
   if (r == 0)
     r = import_missing(&im, err);

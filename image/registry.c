@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "source.h"
 #include "rootlessrt/reexec.h"
 #include "rootlessrt/util.h"
 
@@ -138,6 +139,7 @@ static pid_t start_import(const char *layout, const char *store, int errw)
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   struct rrt_image img = {0};
   struct rrt_error err = RRT_ERROR_INIT;
+  rrt_src_pull_dir = true; /* this child's layout is the helper's download directory */
   int r = rrt_image_import(layout, store, &img, &err);
   if (r < 0)
     (void)!write(errw, rrt_error_msg(&err), strlen(rrt_error_msg(&err)));
@@ -285,8 +287,11 @@ int rrt_image_pull(const char *ref, bool short_names, const struct rrt_pull_opts
   cleanup_free char *layout = xasprintf("oci:%s", dir);
   int r = fetch_and_import(argv, layout, store, err);
   /* Every layer is in the store now: this import only reads the manifest and the config. */
-  if (r == 0)
+  if (r == 0) {
+    rrt_src_pull_dir = true;
     r = rrt_image_import(layout, store, img, err);
+    rrt_src_pull_dir = false;
+  }
   /* The download directory means nothing to the user: the reference is said by the caller. */
   cleanup_free char *said = xasprintf("run: %s: ", layout);
   if (r < 0 && err && err->msg && strncmp(err->msg, said, strlen(said)) == 0)

@@ -23,6 +23,11 @@ struct rrt_src {
 };
 
 int rrt_src_open(struct rrt_src *s, const char *path, bool tar, struct rrt_error *err);
+/* Set only around registry.c's imports, whose layout is the pull helper's download directory:
+ * a layer blob there may be a FIFO the helper made, through which the layer streams as it is
+ * fetched, and a layer the store already has is not there at all (nothing is fetched twice).
+ * Anywhere else a layout file must be a regular file, and every layer must be in it. */
+extern bool rrt_src_pull_dir;
 void rrt_src_close(struct rrt_src *s);
 /* A small file ("index.json", "blobs/sha256/HEX"), NUL-terminated, malloc'd. */
 int rrt_src_read(struct rrt_src *s, const char *name, char **data, size_t *len,
