@@ -41,8 +41,11 @@ enum rrt_cg_ask rrt_cgroup_asks(const char *field, const char *value)
       {"blockIO.throttleWriteBpsDevice", NULL, "0", false},
       {"blockIO.throttleReadIOPSDevice", NULL, "0", false},
       {"blockIO.throttleWriteIOPSDevice", NULL, "0", false},
-      /* config-linux.md: 0 is a valid pids limit and SHOULD be treated as such; -1 is none. */
-      {"pids.limit", NULL, NULL, true},
+      /* -1 is none. config-linux.md (1.3.0) would have 0 a real limit of 0, but the engines of
+       * this generation send 0 meaning "none" (podman 4 with --pids-limit=-1, as runc 1.1 reads
+       * it), and a container that can fork nothing is never what they asked for (issue 21:
+       * what engines always send is no limit). */
+      {"pids.limit", "0", NULL, true},
       {"network.classID", "0", NULL, false},
   };
   if (!value)

@@ -279,8 +279,8 @@ static int split(const char *json, struct props *p, char **rest, struct rrt_erro
     memory_props(p, x);
   if ((x = member(res, "cpu")))
     cpu_props(p, x);
-  if ((x = member(res, "pids")) && take_int(x, "limit", &v)) {
-    cleanup_free char *a = amount(v); /* 0 is a limit of 0 (config-linux.md), -1 none */
+  if ((x = member(res, "pids")) && take_int(x, "limit", &v) && asks("pids.limit", v)) {
+    cleanup_free char *a = amount(v); /* -1 none; 0 (none, as engines send it) never gets here */
     prop(p, "TasksMax=%s", a);
   }
   if ((x = member(res, "blockIO")) && take_int(x, "weight", &v) && asks("blockIO.weight", v))

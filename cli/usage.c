@@ -48,7 +48,7 @@ const struct rrt_verb_doc rrt_verb_docs[] = {
      "     [--cpu-period US] [--cpu-quota US] [--cpu-rt-period US] [--cpu-rt-runtime US]\n"
      "     [--cpuset-cpus L] [--cpuset-mems L] [--pids-limit N] [--blkio-weight N] ID",
      "change the resources of a container, all or nothing (the flags are runc's; B: bytes,\n"
-     "  with k, m, g or t, or -1; 0 leaves a value unchanged, but --pids-limit 0 is a limit)"},
+     "  with k, m, g or t, or -1; 0 leaves a value unchanged)"},
     {"store", "store [--storage DIR] ls | rm NAME...",
      "list (with sizes) or remove what the image store holds: images, layers, containers' "
      "kept changes"},

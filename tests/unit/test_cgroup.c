@@ -43,7 +43,7 @@ static void test_v2(void)
   struct rrt_error err = RRT_ERROR_INIT;
   int r = rrt_cgroup_update(&cg,
                             "{\"memory\":{\"limit\":67108864,\"swap\":100663296},"
-                            "\"pids\":{\"limit\":0},\"cpu\":{\"quota\":50000,\"period\":"
+                            "\"pids\":{\"limit\":7},\"cpu\":{\"quota\":50000,\"period\":"
                             "100000,\"shares\":1024}}",
                             false, &err);
   is_int(r, 0, "v2: memory, swap, pids, cpu applied");
@@ -54,7 +54,7 @@ static void test_v2(void)
   cleanup_free char *w = content(cg.v2, "cpu.weight");
   is_str(mem, "67108864", "memory.limit -> memory.max");
   is_str(swap, "33554432", "memory.swap (memory+swap) -> memory.swap.max (the swap alone)");
-  is_str(pids, "0", "pids.limit 0 -> pids.max 0 (config-linux.md: 0 is a valid limit)");
+  is_str(pids, "7", "pids.limit -> pids.max");
   is_str(cpu, "50000 100000", "cpu quota and period -> cpu.max");
   is_str(w, "39", "cpu.shares 1024 -> cpu.weight 39");
 
@@ -181,7 +181,7 @@ static void test_asks(void)
       {"blockIO.throttleWriteIOPSDevice", "0", RRT_CG_DEFAULT},
       {"blockIO.throttleWriteIOPSDevice", "10", RRT_CG_LIMIT},
       {"pids.limit", "-1", RRT_CG_DEFAULT},
-      {"pids.limit", "0", RRT_CG_LIMIT},
+      {"pids.limit", "0", RRT_CG_UNSET},
       {"pids.limit", "100", RRT_CG_LIMIT},
       {"network.classID", "0", RRT_CG_UNSET},
       {"network.classID", "1048577", RRT_CG_LIMIT},
