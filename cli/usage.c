@@ -18,12 +18,14 @@ const struct rrt_verb_doc rrt_verb_docs[] = {
      "run [create flags] [-d|--detach | --keep] ID\n"
      "   or: run [--rm] [-d] [-i] [-t] [--name N] [-e K=V]... [--env-file F]... [-w DIR]\n"
      "       [-u USER[:GROUP]] [-v SRC:DST[:ro]]... [--tmpfs DST[:OPTS]]... [-p P]...\n"
-     "       [--network none|host|slirp] [--hostname H] [--read-only] [--entrypoint CMD]\n"
+     "       [--network none|host|slirp] [--hostname H] [--read-only]\n"
+     "       [--read-only-tmpfs[=true|false]] [--entrypoint CMD]\n"
      "       [--cap-add C]... [--cap-drop C]... [--security-opt OPT]... [--userns keep-id]\n"
      "       [--overlay auto|kernel|fuse] [--storage DIR] [--print-config]\n"
      "       IMAGE|ROOTDIR [CMD ARGS...]\n"
-     "  IMAGE: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE; ROOTDIR: a path\n"
-     "  with a '/' (./rootfs): it runs on a copy-on-write overlay and is never modified",
+     "  IMAGE: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG]; ROOTDIR:\n"
+     "  a path with a '/' (./rootfs): it runs on a copy-on-write overlay and is never modified;\n"
+     "  a registry name (debian:12) is refused, saying what to write instead",
      "create and start; in the foreground, forward signals and exit with the container's status"},
     {"state", "state ID", "print the container's state JSON"},
     {"kill", "kill [-a|--all] ID [SIGNAL]",

@@ -162,13 +162,24 @@ static int import_fn(void *arg, struct rrt_error *err)
   return r;
 }
 
-/* "oci:PATH[:TAG]": PATH is the longest prefix that exists, so paths with ':' work. */
+/* "oci:PATH[:TAG]", "docker-archive:PATH[:NAME:TAG]": PATH is the longest prefix ending before a
+ * ':' that exists, so paths with ':' work and NAME may hold '/' and ':' (localhost/debian:12).
+ * When no prefix exists, the tag follows the first ':' after the last '/' (for the error). */
 static void split_ref(const char *rest, char **path, char **tag)
 {
   *tag = NULL;
   *path = xstrdup(rest);
   if (access(*path, F_OK) == 0)
     return;
+  for (char *c = strrchr(*path, ':'); c;
+       c = c > *path ? memrchr(*path, ':', (size_t)(c - *path)) : NULL) {
+    *c = '\0';
+    if (c > *path && access(*path, F_OK) == 0) {
+      *tag = xstrdup(c + 1);
+      return;
+    }
+    *c = ':';
+  }
   char *slash = strrchr(*path, '/');
   char *colon = strchr(slash ? slash : *path, ':');
   if (colon) {

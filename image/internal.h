@@ -62,6 +62,14 @@ int rrt_image_open(const char *ref, const char *store, struct rrt_image *img,
 int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,
                      struct rrt_error *err);
 
+/* A registry image name ([HOST[:PORT]/]PATH[:TAG][@ALGO:HEX], distribution's grammar):
+ * true when name is one; *qualified when it has a tag, a digest or a host, which neither a
+ * container id nor (usually) a directory has. */
+bool rrt_image_name_parse(const char *name, bool *qualified);
+/* A name without a transport: for now an error saying what to write instead (the place for a
+ * short-name lookup and a registry pull). */
+int rrt_image_registry_name(const char *name, struct rrt_error *err);
+
 /* Removes what killed unpacks left in STORE/tmp/ (directories no live run holds the lock of). */
 void rrt_store_remove_stale(const char *store);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "rootlessrt/util.h"
@@ -19,6 +20,10 @@ static int open_root_dir(const char *path, struct rrt_image *img, struct rrt_err
 {
   char real[4096];
   struct stat st;
+  bool qualified;
+  if (access(path, F_OK) < 0 && errno == ENOENT && rrt_image_name_parse(path, &qualified) &&
+      qualified)
+    return rrt_image_registry_name(path, err);
   if (!realpath(path, real) || stat(real, &st) < 0)
     return rrt_error_errno(err, "run: image or root directory %s", path);
   if (!S_ISDIR(st.st_mode))

@@ -25,7 +25,7 @@ _rootlessrt_flags() {
     create) echo "$create" ;;
     run)
       echo "$create -d --rm -i --interactive -t --tty --name -e --env --env-file -w --workdir
-        -u --user -v --volume --tmpfs --hostname --read-only --entrypoint --cap-add --cap-drop
+        -u --user -v --volume --tmpfs --hostname --read-only --read-only-tmpfs --entrypoint --cap-add --cap-drop
         --security-opt --userns --overlay --storage --print-config"
       ;;
     kill) echo "-a --all -h --help" ;;

@@ -1,0 +1,63 @@
+#!/bin/bash
+# t-desktop.sh: the desktop `run` as a podman user expects it: registry image names (with the
+# desktop flags before them) take the desktop form and say what to write instead, a
+# docker-archive NAME with '/' (podman saves localhost/NAME:TAG), --read-only-tmpfs, exit
+# statuses 127/126 for a missing or non-executable command, and an image of another
+# architecture refused with both names.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
+source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
+
+STORE=$T_WORK/store
+store_cleanup() {
+  local n
+  for n in "$STORE"/containers/* "$STORE"/layers/sha256/* "$STORE"/tmp/*; do
+    [ -e "$n" ] && rrt store --storage "$STORE" rm "$(basename "$n")" >/dev/null 2>&1
+  done
+  [ -d "$STORE/tmp" ] && unshare -r --map-auto rm -rf "$STORE/tmp" 2>/dev/null
+  _cleanup
+}
+trap store_cleanup EXIT
+drun() { rrt run --storage "$STORE" "$@"; }
+
+# ---------------------------------------------------------------- registry image names
+
+for name in debian:12 localhost/foo:1 "quay.io/x/y@sha256:$(printf '%064d' 0)"; do
+  run drun --rm -it -e A=1 "$name" true
+  like "$rc:$err" "^1:rootlessrt: run: \"${name//./\\.}\" is a registry image name and registry pulls are not supported: save it .*docker-archive:FILE" \
+    "run --rm -it -e A=1 $name: the desktop form, one line saying what to write instead"
+  is "$(printf '%s\n' "$err" | wc -l)" 1 "$name: one line"
+done
+is "$(ls -A "$RRT_ROOT/.run" 2>/dev/null)" "" "a registry name leaves no bundle"
+run rrt run --rm debian:12
+like "$rc:$err" "^1:.*\"debian:12\" is a registry image name" "run --rm debian:12 (no command) too"
+run rrt run -b "$T_WORK/nope" plainid
+unlike "$err" "registry" "a plain container id stays the runc form"
+
+base=$(mkbundle base true)/rootfs
+
+# ---------------------------------------------------------------- --read-only-tmpfs
+
+run drun --rm --read-only "$base" sh -c 'for d in /tmp /run /var/tmp /etc; do rrt-probe write $d/x y; done 2>&1; stat -c %a /tmp'
+is "$rc:$out" "0:ok
+ok
+ok
+EROFS
+1777" "--read-only: /tmp, /run and /var/tmp are writable tmpfs (podman's --read-only-tmpfs default)"
+run drun --rm --read-only --read-only-tmpfs=false "$base" sh -c 'for d in /tmp /run /var/tmp; do rrt-probe write $d/x y; done; true'
+is "$rc:$out" "0:EROFS
+EROFS
+EROFS" "--read-only --read-only-tmpfs=false: all read-only"
+run drun --rm --read-only --read-only-tmpfs --tmpfs /tmp:size=1m "$base" sh -c 'grep " /tmp " /proc/mounts | grep -c size=1024k'
+is "$rc:$out" "0:1" "a --tmpfs of the same destination wins over --read-only-tmpfs"
+run drun --rm --read-only-tmpfs=maybe "$base" true
+fails_naming '--read-only-tmpfs="maybe": true or false' "--read-only-tmpfs with a bad value"
+
+# ---------------------------------------------------------------- exit statuses
+
+run drun --rm "$base" /no/such
+like "$rc:$err" '^127:rootlessrt: run: the container.s command was not found: .*/no/such.*(no such file|No such file)' "a missing command exits 127 and names it"
+run drun --rm "$base" /etc/passwd
+like "$rc:$err" '^126:rootlessrt: run: the container.s command cannot be executed: .*/etc/passwd.*ermission denied' "a non-executable command exits 126 and names it"
+is "$(ls -A "$RRT_ROOT/.run" 2>/dev/null)" "" "they leave no bundle"
+
+done_testing
