@@ -266,6 +266,8 @@ int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,
     r = docker ? rrt_plan_docker(&src, tag, &plan, err) : rrt_plan_oci(&src, tag, &plan, err);
   if (r == 0 && plan.n == 0)
     r = rrt_error_msgf(err, EINVAL, "%s: the image has no layers", path);
+  if (r == 0) /* before anything is unpacked */
+    r = rrt_image_check_platform(&plan.config, err);
   if (r == 0) { /* all of them, also those the store has: the image is what its source holds */
     cleanup_free char **names = xcalloc(plan.n + 1, sizeof(char *));
     cleanup_free const char **hexes = xcalloc(plan.n + 1, sizeof(char *));

@@ -14,6 +14,7 @@ struct rrt_image_config {
   char **entrypoint, **cmd, **env; /* NULL-terminated */
   char *workdir, *user, *stop_signal;
   char **exposed_ports;
+  char *os, *architecture, *variant; /* the platform it was built for */
 };
 void rrt_image_config_free(struct rrt_image_config *c);
 

@@ -17,6 +17,9 @@ struct rrt_plan {
   char id[65]; /* the config's digest: the image id */
 };
 void rrt_plan_free(struct rrt_plan *p);
+/* The config's os, architecture and variant against this machine's: a mismatch is an error
+ * naming both (ENOEXEC). A config without them runs. */
+int rrt_image_check_platform(const struct rrt_image_config *c, struct rrt_error *err);
 
 /* index.json -> (tag) -> manifest -> config and layers; every small blob verified. */
 int rrt_plan_oci(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct rrt_error *err);

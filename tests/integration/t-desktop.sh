@@ -60,4 +60,37 @@ run drun --rm "$base" /etc/passwd
 like "$rc:$err" '^126:rootlessrt: run: the container.s command cannot be executed: .*/etc/passwd.*ermission denied' "a non-executable command exits 126 and names it"
 is "$(ls -A "$RRT_ROOT/.run" 2>/dev/null)" "" "they leave no bundle"
 
+# ---------------------------------------------------------------- images
+
+IMG=$T_WORK/img
+if ! /usr/bin/python3 "$CONTRIB_DIR/mkimage.py" "$IMG" --probe "$PROBE" >"$T_WORK/mkimage.log" 2>&1; then
+  diag "$(cat "$T_WORK/mkimage.log")"
+  bail_out "contrib/mkimage.py failed"
+fi
+machine=$(uname -m)
+case $machine in
+  x86_64) here=amd64 other=arm64 ;;
+  aarch64) here=arm64 other=amd64 ;;
+  *) here="" ;;
+esac
+if [ -n "$here" ]; then
+  /usr/bin/python3 "$CONTRIB_DIR/mkimage.py" "$T_WORK/foreign" --probe "$PROBE" --arch "$other" >>"$T_WORK/mkimage.log" 2>&1 ||
+    bail_out "contrib/mkimage.py --arch failed"
+  layers_before=$(ls "$STORE/layers/sha256" 2>/dev/null | wc -l)
+  for ref in "oci:$T_WORK/foreign/oci" "docker-archive:$T_WORK/foreign/docker.tar"; do
+    run drun --rm "$ref" /bin/true
+    fails_naming "^rootlessrt: run: ${ref//./\\.}: the image is for $other, this machine is $here: an image of another architecture is not run" \
+      "$ref: another architecture is refused, naming both"
+  done
+  is "$(ls "$STORE/layers/sha256" 2>/dev/null | wc -l)" "$layers_before" "nothing of it is unpacked"
+else
+  skip "the architecture test knows x86_64 and aarch64 machines, not $machine" 3
+fi
+
+
+run drun --rm "docker-archive:$IMG/docker.tar:localhost/rrt-test:latest" named
+is "$rc:$out" "0:entry named" "docker-archive:FILE:localhost/NAME:TAG: a NAME with '/' (as podman saves it)"
+run drun --rm "docker-archive:$IMG/docker.tar:localhost/rrt-test:other" /bin/true
+fails_naming 'no image tagged "localhost/rrt-test:other"' "docker-archive: a NAME:TAG it does not hold is named"
+
 done_testing
