@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "rootlessrt/error.h"
@@ -70,6 +71,11 @@ bool rrt_image_name_parse(const char *name, bool *qualified);
 /* A name without a transport: for now an error saying what to write instead (the place for a
  * short-name lookup and a registry pull). */
 int rrt_image_registry_name(const char *name, struct rrt_error *err);
+
+/* The unpack's progress line for a terminal: "layer N/M sha256:HEX12… X MiB / Y MiB (P%)" (no
+ * total when size is 0). */
+void rrt_progress_line(char *buf, size_t len, size_t idx, size_t n, const char *hex, uint64_t done,
+                       uint64_t size);
 
 /* Removes what killed unpacks left in STORE/tmp/ (directories no live run holds the lock of). */
 void rrt_store_remove_stale(const char *store);
