@@ -98,14 +98,14 @@ fails_naming 'no image tagged "localhost/rrt-test:other"' "docker-archive: a NAM
 PTYRUN=${PTYRUN:-$(dirname "$PROBE")/ptyrun}
 if [ -x "$PTYRUN" ]; then
   PSTORE=$T_WORK/pstore
-  run "$PTYRUN" --timeout 60 "$RRT" --root "$RRT_ROOT" run --rm --storage "$PSTORE" "oci-archive:$IMG/oci.tar" done
+  run "$PTYRUN" --timeout 60 "$RRT" --root "$RRT_ROOT" run --rm --storage "$PSTORE" "oci-archive:$IMG/oci.tar" finished
   lines=$(printf '%s\n' "$out" | tr '\r' '\n' | sed 's/\x1b\[K//g')
   first=$(jq -r '.manifests[0].digest | sub("sha256:"; "")' "$IMG/oci/index.json")
   hex=$(jq -r '.layers[0].digest | sub("sha256:"; "") | .[0:12]' "$IMG/oci/blobs/sha256/$first")
   has_line "$lines" "^layer 1/3 sha256:$hex… [0-9.]+ MiB / [0-9.]+ MiB \(100%\)$" \
     "on a terminal: layer N/M, its digest, MiB done / total and the percentage"
   has_line "$lines" '^layer 3/3 sha256:[0-9a-f]{12}… [0-9.]+ MiB / [0-9.]+ MiB \(100%\)$' "every layer counted"
-  has_line "$lines" 'entry done' "then the container runs ($rc)"
+  has_line "$lines" "entry finished" "then the container runs ($rc)"
   [ -d "$PSTORE" ] && for n in "$PSTORE"/layers/sha256/*; do
     [ -e "$n" ] && rrt store --storage "$PSTORE" rm "$(basename "$n")" >/dev/null 2>&1
   done
