@@ -8,6 +8,7 @@
 
 #include "rootlessrt/cmd.h"
 #include "rootlessrt/image.h"
+#include "rootlessrt/log.h"
 #include "rootlessrt/util.h"
 
 enum {
@@ -18,6 +19,7 @@ enum {
   OPT_NETWORK,
   OPT_HOSTNAME,
   OPT_READ_ONLY,
+  OPT_READ_ONLY_TMPFS,
   OPT_ENTRYPOINT,
   OPT_CAP_ADD,
   OPT_CAP_DROP,
@@ -47,6 +49,7 @@ static const struct option run_options[] = {
     {"network", required_argument, NULL, OPT_NETWORK},
     {"hostname", required_argument, NULL, OPT_HOSTNAME},
     {"read-only", no_argument, NULL, OPT_READ_ONLY},
+    {"read-only-tmpfs", optional_argument, NULL, OPT_READ_ONLY_TMPFS},
     {"entrypoint", required_argument, NULL, OPT_ENTRYPOINT},
     {"cap-add", required_argument, NULL, OPT_CAP_ADD},
     {"cap-drop", required_argument, NULL, OPT_CAP_DROP},
@@ -130,6 +133,14 @@ static int on_value(int c, struct rrt_run_image_opts *o, struct rrt_error *err)
       return rrt_error_msgf(err, EINVAL, "run: --userns \"%s\": only keep-id is supported", optarg);
     o->keep_id = strcmp(optarg, "keep-id") == 0;
     break;
+  case OPT_READ_ONLY_TMPFS:
+    if (!optarg || strcmp(optarg, "true") == 0)
+      o->no_read_only_tmpfs = false;
+    else if (strcmp(optarg, "false") == 0)
+      o->no_read_only_tmpfs = true;
+    else
+      return rrt_error_msgf(err, EINVAL, "run: --read-only-tmpfs=\"%s\": true or false", optarg);
+    break;
   case OPT_PLATFORM:
   case OPT_AUTHFILE:
   case OPT_TLS_VERIFY:
@@ -211,5 +222,11 @@ int rrt_cmd_run_image(const struct rrt_global *g, int argc, char **argv, struct 
   else if (ret == 0)
     ret = rrt_image_run(g, &o, &status, err);
   opts_free(&o);
+  if (ret < 0 && status > 1) {
+    /* Not run: the error, with podman's status for the command (127, 126). */
+    rrt_log(RRT_LOG_ERROR, "%s", rrt_error_msg(err));
+    rrt_error_clear(err);
+    return status;
+  }
   return ret < 0 ? -1 : status;
 }

@@ -18,14 +18,16 @@ const struct rrt_verb_doc rrt_verb_docs[] = {
      "run [create flags] [-d|--detach | --keep] ID\n"
      "   or: run [--rm] [-d] [-i] [-t] [--name N] [-e K=V]... [--env-file F]... [-w DIR]\n"
      "       [-u USER[:GROUP]] [-v SRC:DST[:ro]]... [--tmpfs DST[:OPTS]]... [-p P]...\n"
-     "       [--network none|host|slirp] [--hostname H] [--read-only] [--entrypoint CMD]\n"
+     "       [--network none|host|slirp] [--hostname H] [--read-only]\n"
+     "       [--read-only-tmpfs[=true|false]] [--entrypoint CMD]\n"
      "       [--cap-add C]... [--cap-drop C]... [--security-opt OPT]... [--userns keep-id]\n"
      "       [--overlay auto|kernel|fuse] [--storage DIR] [--print-config]\n"
      "       [--platform OS/ARCH[/VARIANT]] [--authfile F] [--tls-verify=false]\n"
      "       IMAGE|ROOTDIR [CMD ARGS...]\n"
-     "  IMAGE: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE,\n"
-     "  docker://HOST[:PORT]/NAME[:TAG|@sha256:DIGEST] (a registry); ROOTDIR: a path\n"
-     "  with a '/' (./rootfs): it runs on a copy-on-write overlay and is never modified",
+     "  IMAGE: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG],\n"
+     "  docker://HOST[:PORT]/NAME[:TAG|@sha256:DIGEST] (a registry), or a registry name\n"
+     "  (debian:12: a short name, through registries.conf); ROOTDIR: a path with a '/'\n"
+     "  (./rootfs): it runs on a copy-on-write overlay and is never modified",
      "create and start; in the foreground, forward signals and exit with the container's status"},
     {"state", "state ID", "print the container's state JSON"},
     {"kill", "kill [-a|--all] ID [SIGNAL]",

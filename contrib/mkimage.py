@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""mkimage.py OUT [--busybox PATH] [--probe PATH] [--xattr] [--evil KIND]: builds a small test image from
+"""mkimage.py OUT [--busybox PATH] [--probe PATH] [--xattr] [--evil KIND] [--arch A [--variant V]]: builds a small test image from
 Debian's static busybox, with no engine: OUT/oci (an OCI image layout, tag "latest"),
 OUT/oci.tar (the same as an oci-archive) and OUT/docker.tar (a docker-archive,
 localhost/rrt-test:latest).
@@ -12,6 +12,8 @@ Entrypoint, Cmd, Env, WorkingDir, User and StopSignal.
 
 --xattr adds a fourth layer, a plain tar of one file /noted with a 1500-byte user.rrt.note
 extended attribute (pax SCHILY.xattr), the layer's last entry.
+
+--arch A (default amd64) and --variant V set the config's architecture and variant.
 
 --evil KIND makes a one-layer image whose layer is hostile instead: dotdot (an entry
 "../escape"), absolute ("/abs"), symlink (a symlink to OUTSIDE=<dir> then a file through it),
@@ -158,8 +160,10 @@ def main():
     layout = os.path.join(out, "oci")
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(os.path.join(layout, "blobs", "sha256"))
-    cfg = {"architecture": "amd64", "os": "linux", "config": config,
+    cfg = {"architecture": opts.get("--arch", "amd64"), "os": "linux", "config": config,
            "rootfs": {"type": "layers", "diff_ids": ["sha256:" + sha(t) for t, _ in layers]}}
+    if "--variant" in opts:
+        cfg["variant"] = opts["--variant"]
     cfg_bytes = json.dumps(cfg).encode()
     manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
                 "config": dict(blob(layout, cfg_bytes),

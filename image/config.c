@@ -250,6 +250,33 @@ static int add_tmpfs(json_object *mounts, const char *spec, struct rrt_error *er
   return 0;
 }
 
+static bool has_destination(json_object *mounts, const char *dst)
+{
+  for (size_t i = 0; i < json_object_array_length(mounts); i++) {
+    json_object *d;
+    if (json_object_object_get_ex(json_object_array_get_idx(mounts, i), "destination", &d) &&
+        strcmp(json_object_get_string(d), dst) == 0)
+      return true;
+  }
+  return false;
+}
+
+/* --read-only with --read-only-tmpfs (podman's default): /run, /tmp and /var/tmp stay
+ * writable, as tmpfs, unless a volume or --tmpfs has that destination. */
+static int read_only_tmpfs(const struct rrt_run_image_opts *o, json_object *mounts,
+                           struct rrt_error *err)
+{
+  static const char *const dirs[] = {"/run:mode=755", "/tmp:mode=1777", "/var/tmp:mode=1777"};
+  if (!o->read_only || o->no_read_only_tmpfs)
+    return 0;
+  for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+    cleanup_free char *dst = xstrndup(dirs[i], (size_t)(strchr(dirs[i], ':') - dirs[i]));
+    if (!has_destination(mounts, dst) && add_tmpfs(mounts, dirs[i], err) < 0)
+      return -1;
+  }
+  return 0;
+}
+
 /* The overlay on "/" first, the config's defaults, then volumes and tmpfs in flag order. */
 static int build_mounts(const struct rrt_run_image_opts *o, const struct rrt_run_plan *p,
                         json_object *doc, struct rrt_error *err)
@@ -287,7 +314,7 @@ static int build_mounts(const struct rrt_run_image_opts *o, const struct rrt_run
   for (size_t i = 0; i < o->tmpfs.n; i++)
     if (add_tmpfs(mounts, o->tmpfs.v[i], err) < 0)
       return -1;
-  return 0;
+  return read_only_tmpfs(o, mounts, err);
 }
 
 static json_object *idmap(unsigned long ctr, unsigned long host, unsigned long size)

@@ -31,8 +31,8 @@ struct import {
   int tmpfd, lockfd;
   /* progress on a tty */
   bool tty;
-  uint64_t total_bytes;
-  double started, last_print;
+  uint64_t layer_bytes, layer_size;
+  double last_print;
 };
 
 static double now_s(void)
@@ -42,35 +42,55 @@ static double now_s(void)
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static const struct rrt_layer_ref *layer_of(struct import *im, size_t idx)
+{
+  return &im->plan->layers[im->missing[idx]];
+}
+
+void rrt_progress_line(char *buf, size_t len, size_t idx, size_t n, const char *hex, uint64_t done,
+                       uint64_t size)
+{
+  double mib = (double)done / 1048576.0;
+  if (size > 0) {
+    unsigned pct = (unsigned)(done >= size ? 100 : done * 100 / size);
+    snprintf(buf, len, "layer %zu/%zu sha256:%.12s\u2026 %.1f MiB / %.1f MiB (%u%%)", idx + 1, n,
+             hex, mib, (double)size / 1048576.0, pct);
+  } else {
+    snprintf(buf, len, "layer %zu/%zu sha256:%.12s\u2026 %.1f MiB", idx + 1, n, hex, mib);
+  }
+}
+
+/* On a terminal, the layer's line rewritten in place (at most every 0.1 s), ended by a newline
+ * when the layer is done. */
 static void progress(struct import *im, bool final)
 {
   double t = now_s();
   if (!im->tty || (!final && t - im->last_print < 0.1))
     return;
   im->last_print = t;
-  double mib = (double)im->total_bytes / 1048576.0, dt = t - im->started;
-  fprintf(stderr, "\runpacking layer %zu/%zu: %.1f MiB, %.1f MiB/s%s", im->cur + 1, im->n_missing,
-          mib, dt > 0 ? mib / dt : 0.0, final ? "\n" : "   ");
+  char line[160];
+  rrt_progress_line(line, sizeof(line), im->cur, im->n_missing, layer_of(im, im->cur)->hex,
+                    im->layer_bytes, im->layer_size);
+  fprintf(stderr, "\r%s\033[K%s", line, final ? "\n" : "");
 }
 
-static void on_begin(void *arg, size_t idx)
+static void on_begin(void *arg, size_t idx, uint64_t size)
 {
   struct import *im = arg;
   im->cur = idx;
+  im->layer_bytes = 0;
+  im->layer_size = size;
+  im->last_print = 0;
   rrt_digest_init(&im->digest);
+  progress(im, false);
 }
 
 static void on_read(void *arg, const void *buf, size_t n)
 {
   struct import *im = arg;
   rrt_digest_update(&im->digest, buf, n);
-  im->total_bytes += n;
+  im->layer_bytes += n;
   progress(im, false);
-}
-
-static const struct rrt_layer_ref *layer_of(struct import *im, size_t idx)
-{
-  return &im->plan->layers[im->missing[idx]];
 }
 
 static int on_unpack(void *arg, size_t idx, struct archive *a, struct rrt_error *err)
@@ -101,6 +121,7 @@ static int on_unpack(void *arg, size_t idx, struct archive *a, struct rrt_error 
 static int on_verify(void *arg, size_t idx, struct rrt_error *err)
 {
   struct import *im = arg;
+  progress(im, true);
   const struct rrt_layer_ref *l = layer_of(im, idx);
   cleanup_free char *what = xasprintf("layer %s", l->path);
   return rrt_digest_check(l->hex, &im->digest, what, err);
@@ -151,9 +172,7 @@ static int import_fn(void *arg, struct rrt_error *err)
     names[i] = layer_of(im, i)->path;
   struct rrt_src_sink sink = {on_begin, on_read, on_unpack, on_verify, on_commit, im};
   im->tty = isatty(2);
-  im->started = now_s();
   int r = rrt_src_stream(im->src, names, im->n_missing, &sink, err);
-  progress(im, true);
   if (r < 0 && im->tmp)
     rrt_remove_tree_userns(im->tmp, NULL);
   if (im->lockfd >= 0)
@@ -162,13 +181,24 @@ static int import_fn(void *arg, struct rrt_error *err)
   return r;
 }
 
-/* "oci:PATH[:TAG]": PATH is the longest prefix that exists, so paths with ':' work. */
+/* "oci:PATH[:TAG]", "docker-archive:PATH[:NAME:TAG]": PATH is the longest prefix ending before a
+ * ':' that exists, so paths with ':' work and NAME may hold '/' and ':' (localhost/debian:12).
+ * When no prefix exists, the tag follows the first ':' after the last '/' (for the error). */
 static void split_ref(const char *rest, char **path, char **tag)
 {
   *tag = NULL;
   *path = xstrdup(rest);
   if (access(*path, F_OK) == 0)
     return;
+  for (char *c = strrchr(*path, ':'); c;
+       c = c > *path ? memrchr(*path, ':', (size_t)(c - *path)) : NULL) {
+    *c = '\0';
+    if (c > *path && access(*path, F_OK) == 0) {
+      *tag = xstrdup(c + 1);
+      return;
+    }
+    *c = ':';
+  }
   char *slash = strrchr(*path, '/');
   char *colon = strchr(slash ? slash : *path, ':');
   if (colon) {
@@ -255,6 +285,8 @@ int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,
     r = docker ? rrt_plan_docker(&src, tag, &plan, err) : rrt_plan_oci(&src, tag, &plan, err);
   if (r == 0 && plan.n == 0)
     r = rrt_error_msgf(err, EINVAL, "%s: the image has no layers", path);
+  if (r == 0) /* before anything is unpacked */
+    r = rrt_image_check_platform(&plan.config, err);
   if (r == 0) { /* all of them, also those the store has: the image is what its source holds */
     cleanup_free char **names = xcalloc(plan.n + 1, sizeof(char *));
     cleanup_free const char **hexes = xcalloc(plan.n + 1, sizeof(char *));

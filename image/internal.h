@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "rootlessrt/error.h"
@@ -14,6 +15,7 @@ struct rrt_image_config {
   char **entrypoint, **cmd, **env; /* NULL-terminated */
   char *workdir, *user, *stop_signal;
   char **exposed_ports;
+  char *os, *architecture, *variant; /* the platform it was built for */
 };
 void rrt_image_config_free(struct rrt_image_config *c);
 
@@ -66,6 +68,16 @@ int rrt_image_pull(const char *ref, bool short_names, const struct rrt_pull_opts
  * unpacked into the store (once each, in the user namespace), verified. */
 int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,
                      struct rrt_error *err);
+
+/* A registry image name ([HOST[:PORT]/]PATH[:TAG][@ALGO:HEX], distribution's grammar):
+ * true when name is one; *qualified when it has a tag, a digest or a host, which neither a
+ * container id nor (usually) a directory has. */
+bool rrt_image_name_parse(const char *name, bool *qualified);
+
+/* The unpack's progress line for a terminal: "layer N/M sha256:HEX12… X MiB / Y MiB (P%)" (no
+ * total when size is 0). */
+void rrt_progress_line(char *buf, size_t len, size_t idx, size_t n, const char *hex, uint64_t done,
+                       uint64_t size);
 
 /* Removes what killed unpacks left in STORE/tmp/ (directories no live run holds the lock of). */
 void rrt_store_remove_stale(const char *store);

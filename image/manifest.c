@@ -25,6 +25,9 @@ void rrt_image_config_free(struct rrt_image_config *c)
   free(c->workdir);
   free(c->user);
   free(c->stop_signal);
+  free(c->os);
+  free(c->architecture);
+  free(c->variant);
   *c = (struct rrt_image_config){0};
 }
 
@@ -113,6 +116,9 @@ static char *dup_or_null(const char *s)
 static void read_config(json_object *doc, struct rrt_image_config *c)
 {
   json_object *cfg = NULL, *ports;
+  c->os = dup_or_null(str_of(doc, "os"));
+  c->architecture = dup_or_null(str_of(doc, "architecture"));
+  c->variant = dup_or_null(str_of(doc, "variant"));
   json_object_object_get_ex(doc, "config", &cfg);
   if (!cfg || !json_object_is_type(cfg, json_type_object))
     return;
@@ -147,13 +153,57 @@ static bool tar_media_type(const char *mt)
   return !mt || strstr(mt, "tar") != NULL;
 }
 
+/* This machine as the image-spec names platforms (GOARCH, and the variant for arm). */
+static const char *goarch_variant(const char **variant)
+{
+  static const struct {
+    const char *machine, *arch, *variant;
+  } names[] = {
+      {"x86_64", "amd64", NULL},        {"aarch64", "arm64", NULL}, {"armv7l", "arm", "v7"},
+      {"armv6l", "arm", "v6"},          {"i686", "386", NULL},      {"i386", "386", NULL},
+      {"ppc64le", "ppc64le", NULL},     {"s390x", "s390x", NULL},   {"riscv64", "riscv64", NULL},
+      {"loongarch64", "loong64", NULL},
+  };
+  static struct utsname u;
+  if (uname(&u) < 0)
+    snprintf(u.machine, sizeof(u.machine), "x86_64");
+  *variant = NULL;
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+    if (strcmp(u.machine, names[i].machine) == 0) {
+      *variant = names[i].variant;
+      return names[i].arch;
+    }
+  return u.machine;
+}
+
 static const char *goarch(void)
 {
-  struct utsname u;
-  static char arch[16] = "amd64";
-  if (uname(&u) == 0 && strcmp(u.machine, "aarch64") == 0)
-    snprintf(arch, sizeof(arch), "arm64");
-  return arch;
+  const char *variant;
+  return goarch_variant(&variant);
+}
+
+bool rrt_image_platform_chosen;
+
+int rrt_image_check_platform(const struct rrt_image_config *c, struct rrt_error *err)
+{
+  if (rrt_image_platform_chosen)
+    return 0; /* --platform: the user asked for that image, whatever this machine runs */
+  const char *variant, *arch = goarch_variant(&variant);
+  if (c->os && *c->os && strcmp(c->os, "linux") != 0)
+    return rrt_error_msgf(err, ENOEXEC, "the image is for %s, this machine is linux", c->os);
+  if (!c->architecture || !*c->architecture)
+    return 0;
+  /* An arm image of an older variant runs on a newer arm (v6 on v7); arm64's v8/v9 alike. */
+  bool same = strcmp(c->architecture, arch) == 0 &&
+              (!variant || !c->variant || !*c->variant || strcmp(c->variant, variant) <= 0);
+  if (same)
+    return 0;
+  return rrt_error_msgf(err, ENOEXEC,
+                        "the image is for %s%s%s, this machine is %s%s%s: an image of another "
+                        "architecture is not run (no binfmt emulation)",
+                        c->architecture, c->variant && *c->variant ? "/" : "",
+                        c->variant ? c->variant : "", arch, variant ? "/" : "",
+                        variant ? variant : "");
 }
 
 /* An index's manifest: the one whose ref.name is tag (or ends with ":tag"), the only one, or the

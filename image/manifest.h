@@ -17,6 +17,12 @@ struct rrt_plan {
   char id[65]; /* the config's digest: the image id */
 };
 void rrt_plan_free(struct rrt_plan *p);
+/* The config's os, architecture and variant against this machine's: a mismatch is an error
+ * naming both (ENOEXEC). A config without them runs. */
+int rrt_image_check_platform(const struct rrt_image_config *c, struct rrt_error *err);
+/* Set around registry.c's imports of a pull with --platform: that image was asked for, and
+ * rrt_image_check_platform lets any platform through. */
+extern bool rrt_image_platform_chosen;
 
 /* index.json -> (tag) -> manifest -> config and layers; every small blob verified. */
 int rrt_plan_oci(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct rrt_error *err);

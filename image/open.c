@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "rootlessrt/util.h"
@@ -40,5 +41,12 @@ int rrt_image_open(const char *ref, const char *store, const struct rrt_pull_opt
   if (strncmp(ref, "oci:", 4) == 0 || strncmp(ref, "oci-archive:", 12) == 0 ||
       strncmp(ref, "docker-archive:", 15) == 0)
     return rrt_image_import(ref, store, img, err);
+  /* A registry image name that is not a path (debian:12, localhost/foo:1): pulled as podman
+   * would, a short name through registries.conf. */
+  bool qualified;
+  if (access(ref, F_OK) < 0 && errno == ENOENT && rrt_image_name_parse(ref, &qualified) &&
+      qualified)
+    return rrt_image_pull(ref, true, po, store, img, err) < 0 ? rrt_error_wrap(err, "run: %s", ref)
+                                                              : 0;
   return open_root_dir(ref, img, err);
 }

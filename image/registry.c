@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "manifest.h"
 #include "source.h"
 #include "rootlessrt/reexec.h"
 #include "rootlessrt/util.h"
@@ -285,6 +286,7 @@ int rrt_image_pull(const char *ref, bool short_names, const struct rrt_pull_opts
   cleanup_free char *have = xasprintf("%s/layers/sha256", store);
   cleanup_strv char **argv = helper_argv(helper, ref, short_names, po, have, dir);
   cleanup_free char *layout = xasprintf("oci:%s", dir);
+  rrt_image_platform_chosen = po && po->platform; /* the import child inherits it */
   int r = fetch_and_import(argv, layout, store, err);
   /* Every layer is in the store now: this import only reads the manifest and the config. */
   if (r == 0) {
@@ -292,6 +294,7 @@ int rrt_image_pull(const char *ref, bool short_names, const struct rrt_pull_opts
     r = rrt_image_import(layout, store, img, err);
     rrt_src_pull_dir = false;
   }
+  rrt_image_platform_chosen = false;
   /* The download directory means nothing to the user: the reference is said by the caller. */
   cleanup_free char *said = xasprintf("run: %s: ", layout);
   if (r < 0 && err && err->msg && strncmp(err->msg, said, strlen(said)) == 0)

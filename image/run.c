@@ -36,7 +36,7 @@ static bool is_image_ref(const char *a)
 {
   return strncmp(a, "oci:", 4) == 0 || strncmp(a, "oci-archive:", 12) == 0 ||
          strncmp(a, "docker://", 9) == 0 || strncmp(a, "docker-archive:", 15) == 0 ||
-         strchr(a, '/') != NULL;
+         strchr(a, '/') != NULL || rrt_image_name_like(a);
 }
 
 /* Flags of either form that take a value as the next argument. */
@@ -398,6 +398,18 @@ static int prepare(const struct rrt_run_image_opts *o, const char *root, const c
   return make_container_dirs(store, img, d, err);
 }
 
+/* podman's statuses for a command create could not execute: 127 not found (ENOENT), 126 not
+ * executable (EACCES); 1 for any other failure. */
+static int exec_failure_status(struct rrt_error *err)
+{
+  int e = err->errnum;
+  if (e != ENOENT && e != EACCES)
+    return 1;
+  rrt_error_wrap(err, e == ENOENT ? "run: the container's command was not found"
+                                  : "run: the container's command cannot be executed");
+  return e == ENOENT ? 127 : 126;
+}
+
 int rrt_image_run(const struct rrt_global *g, const struct rrt_run_image_opts *o, int *status,
                   struct rrt_error *err)
 {
@@ -432,6 +444,8 @@ int rrt_image_run(const struct rrt_global *g, const struct rrt_run_image_opts *o
       .id = id, .bundle = d.bundle, .detach = o->detach, .foreground = !o->detach};
   ret = rrt_container_run(g, &co, status, err);
   phase("container run returned");
+  if (ret < 0)
+    *status = exec_failure_status(err);
   if (ret == 0 && o->detach) {
     dprintf(out_fd, "%s\n", id);
     goto keep; /* the container exists now: the lock goes with run_dirs_free */

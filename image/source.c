@@ -193,6 +193,7 @@ int rrt_src_read(struct rrt_src *s, const char *name, char **data, size_t *len,
 struct stream {
   int fd;                /* a file of the layout directory, or -1 */
   struct archive *outer; /* or the tar's current entry */
+  uint64_t size;         /* of the blob being read, 0 when unknown */
   char buf[1 << 16];
   void (*on_read)(void *arg, const void *buf, size_t n);
   void *arg;
@@ -225,7 +226,7 @@ static int with_stream(struct stream *st, const struct rrt_src_sink *sink, size_
   archive_read_support_filter_zstd(in);
   archive_read_support_filter_none(in);
   int r = -1;
-  sink->begin(sink->arg, idx);
+  sink->begin(sink->arg, idx, st->size);
   if (archive_read_open(in, st, NULL, stream_read, NULL) != ARCHIVE_OK)
     rrt_error_msgf(err, EIO, "not a tar (plain, gzip or zstd): %s", archive_error_string(in));
   else
@@ -386,6 +387,8 @@ int rrt_src_stream(const struct rrt_src *s, char *const *names, size_t n,
       st->fd = open_file(s, names[i], err);
       if (st->fd < 0)
         return -1;
+      struct stat sb;
+      st->size = fstat(st->fd, &sb) == 0 && sb.st_size > 0 ? (uint64_t)sb.st_size : 0;
       int r = with_stream(st, sink, i, err);
       close(st->fd);
       if (r < 0)
@@ -409,6 +412,7 @@ int rrt_src_stream(const struct rrt_src *s, char *const *names, size_t n,
     for (size_t i = 0; r == 0 && i < n; i++)
       if (!seen[i] && strcmp(strip_dot(names[i]), name) == 0) {
         seen[i] = true;
+        st->size = archive_entry_size(e) > 0 ? (uint64_t)archive_entry_size(e) : 0;
         r = with_stream(st, sink, i, err);
         done++;
         break;

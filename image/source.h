@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <stdint.h>
+
 #include "rootlessrt/error.h"
 
 struct rrt_src_file {
@@ -36,7 +38,7 @@ int rrt_src_read(struct rrt_src *s, const char *name, char **data, size_t *len,
  * progress), unpack reads it as a tar (plain, gzip or zstd); verify and commit run once all of it
  * was read. */
 struct rrt_src_sink {
-  void (*begin)(void *arg, size_t idx);
+  void (*begin)(void *arg, size_t idx, uint64_t size); /* size: the blob's bytes, 0 unknown */
   void (*on_read)(void *arg, const void *buf, size_t n);
   int (*unpack)(void *arg, size_t idx, struct archive *a, struct rrt_error *err);
   int (*verify)(void *arg, size_t idx, struct rrt_error *err); /* the digest, always */

@@ -25,9 +25,9 @@ _rootlessrt_flags() {
     create) echo "$create" ;;
     run)
       echo "$create -d --rm -i --interactive -t --tty --name -e --env --env-file -w --workdir
-        -u --user -v --volume --tmpfs --hostname --read-only --entrypoint --cap-add --cap-drop
-        --security-opt --userns --overlay --storage --print-config --platform --authfile
-        --tls-verify"
+        -u --user -v --volume --tmpfs --hostname --read-only --read-only-tmpfs --entrypoint
+        --cap-add --cap-drop --security-opt --userns --overlay --storage --print-config
+        --platform --authfile --tls-verify"
       ;;
     kill) echo "-a --all -h --help" ;;
     delete) echo "-f --force -h --help" ;;

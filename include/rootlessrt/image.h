@@ -86,18 +86,23 @@ struct rrt_run_image_opts {
   bool rm, detach, interactive, tty, tty_set, read_only, print_config, keep_id;
   const char *name, *workdir, *user, *hostname, *entrypoint, *network, *storage, *overlay;
   bool entrypoint_set;
+  bool no_read_only_tmpfs; /* --read-only-tmpfs=false: /run, /tmp, /var/tmp read-only too */
   struct rrt_kv_list env, env_files, volumes, tmpfs, publish, cap_add, cap_drop, security_opts;
   struct rrt_pull_opts pull; /* for docker:// */
 };
 
 /* True when argv (the `run` verb's arguments, argv[0] = "run") is the desktop form: its first
- * operand is an image reference (a transport prefix) or a path containing '/'; a container id
- * can contain neither. */
+ * operand is an image reference (a transport prefix), a path containing '/', or a registry
+ * image name with a tag or digest (debian:12, x@sha256:...); a container id can contain none of
+ * these. */
 bool rrt_run_is_desktop(int argc, char **argv);
+/* A registry image name with a tag, a digest or a host (debian:12, localhost/foo:1). */
+bool rrt_image_name_like(const char *arg);
 
 /* Runs the image: makes the bundle (a generated config.json) under ROOT/.run/ID, the
  * container's upper and work directories under the store, and calls the ordinary
- * create/start/delete path. *status is the container's exit status. */
+ * create/start/delete path. *status is the container's exit status; on an error, 127 when the
+ * command was not found, 126 when it could not be executed (podman's), 1 otherwise. */
 int rrt_image_run(const struct rrt_global *g, const struct rrt_run_image_opts *o, int *status,
                   struct rrt_error *err);
 

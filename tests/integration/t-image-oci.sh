@@ -232,7 +232,7 @@ ok "... and the layer is whole in the store" test -f "$STORE/layers/sha256/$slow
 top=$(tail -1 <<<"$oci_layers")
 mv "$STORE/layers/sha256/$top" "$T_WORK/top.saved"
 run script -qec "$(printf '%q ' "$RRT" --root "$RRT_ROOT" run --rm --storage "$STORE" "oci:$IMG/oci" true)" /dev/null
-like "$out" "unpacking layer 1/1: [0-9.]+ MiB, [0-9.]+ MiB/s" "on a tty: progress (layers, bytes, rate)"
+like "$out" "layer 1/1 sha256:${top:0:12}… [0-9.]+ MiB / [0-9.]+ MiB \\(100%\\)" "on a tty: progress (layer N/M, digest, MiB done / total, percentage)"
 unshare -r --map-auto rm -rf "$T_WORK/top.saved" 2>/dev/null
 
 # ---------------------------------------------------------------- both overlay mechanisms

@@ -146,7 +146,7 @@ like "$rc:$err" "^1:.*no-such-dir: No such file or directory" "a missing root di
 run drun --rm "$T_WORK/envfile" true
 like "$rc:$err" "^1:.*is not a root directory" "a file is not a root directory"
 run drun --rm "$base" /no/such/program
-is "$rc" 1 "a missing program fails create"
+is "$rc" 127 "a missing program fails create, with podman's status 127"
 is "$(ls "$STORE/containers" 2>/dev/null):$(ls -A "$RRT_ROOT/.run" 2>/dev/null)" ":" \
   "failed runs leave no upper directory and no bundle"
 

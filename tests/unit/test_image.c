@@ -38,6 +38,44 @@ static void test_forms(void)
   ok(desktop("run -ite FOO=1 ./r"), "a cluster of short flags ending with one that takes a value");
   ok(!desktop("run -e ./notimage myid"), "a value with '/' is not the operand");
   ok(desktop("run -- ./r cmd"), "-- then the image");
+  ok(desktop("run debian:12"), "run NAME:TAG: a registry name");
+  ok(desktop("run --rm -it -e A=1 debian:12 true"), "desktop flags before a registry name");
+  ok(desktop("run --read-only --read-only-tmpfs=false x:1"), "--read-only-tmpfs=V before it");
+  ok(!desktop("run my-container_1.2"), "a container id with '.', '-', '_' stays the runc form");
+}
+
+static bool name(const char *s, bool want_qualified)
+{
+  bool q;
+  return rrt_image_name_parse(s, &q) && q == want_qualified;
+}
+
+static void test_names(void)
+{
+  ok(name("debian:12", true), "NAME:TAG");
+  ok(name("localhost/foo:1", true), "localhost/NAME:TAG");
+  ok(name("quay.io:443/x/y@sha256:0123456789abcdef0123456789abcdef", true), "HOST:PORT/P/N@DIGEST");
+  ok(name("library/debian", false), "PATH/NAME without a tag: a name, not qualified");
+  ok(name("debian", false), "a bare NAME: not qualified (it could be a container id)");
+  bool q;
+  ok(!rrt_image_name_parse("Debian:12", &q), "an upper-case path is not a name");
+  ok(!rrt_image_name_parse("./rootfs", &q), "./rootfs is not a name");
+  ok(!rrt_image_name_parse("/abs/r:1", &q), "an absolute path is not a name");
+  ok(!rrt_image_name_parse("a:-x", &q), "a tag starting with '-'");
+  ok(!rrt_image_name_parse("a@sha256:12", &q), "a short digest");
+  ok(!rrt_image_name_parse("a//b:1", &q), "an empty component");
+  ok(!rrt_image_name_parse("a..b:1", &q), "two dots in a component");
+}
+
+static void test_progress(void)
+{
+  char line[160];
+  const char *hex = "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789";
+  rrt_progress_line(line, sizeof(line), 1, 3, hex, 3u << 20, 12u << 20);
+  is_str(line, "layer 2/3 sha256:abcdef012345\u2026 3.0 MiB / 12.0 MiB (25%)",
+         "layer N/M, a short digest, MiB done / total, percentage");
+  rrt_progress_line(line, sizeof(line), 0, 1, hex, 5u << 20, 0);
+  is_str(line, "layer 1/1 sha256:abcdef012345\u2026 5.0 MiB", "no total: no percentage");
 }
 
 static void test_digest(void)
@@ -95,6 +133,8 @@ static void test_config(void)
 int main(void)
 {
   test_forms();
+  test_names();
+  test_progress();
   test_digest();
   test_config();
   return tap_done();
