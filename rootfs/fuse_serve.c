@@ -431,17 +431,15 @@ static __attribute__((noreturn)) void middle(int pidw, int status, int userns, i
   _exit(rrt_write_all(pidw, &pid, sizeof(pid)) < 0 ? 1 : 0);
 }
 
-int rrt_fuse_serve(pid_t init, int fuse, const char *prog_path, const char *opts, pid_t *helper,
-                   struct rrt_error *err)
+int rrt_fuse_serve(pid_t init, int fuse, int init_userns, const char *prog_path, const char *opts,
+                   pid_t *helper, struct rrt_error *err)
 {
   cleanup_close int prog = open(prog_path, O_PATH | O_CLOEXEC);
   if (prog < 0)
     return rrt_error_errno(err, "fuse-overlayfs: open %s", prog_path);
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)init);
-  cleanup_close int userns = open(path, O_RDONLY | O_CLOEXEC);
+  cleanup_close int userns = fcntl(init_userns, F_DUPFD_CLOEXEC, 3);
   if (userns < 0)
-    return rrt_error_errno(err, "fuse-overlayfs: open %s", path);
+    return rrt_error_errno(err, "fuse-overlayfs: dup the user namespace fd");
   struct stat a, b;
   /* A runtime running as real root has no user namespace to join. */
   if (fstat(userns, &a) == 0 && stat("/proc/self/ns/user", &b) == 0 && a.st_ino == b.st_ino &&

@@ -253,6 +253,13 @@ static int fuse_mount(const char *target, unsigned long flags, const char *data,
   close(steal_fd(&theirs));
   if (r == 0)
     r = rrt_sync_send_fd(mine, RRT_SYNC_FUSE, 0, opts, fuse, err);
+  /* The user namespace the server joins, from init itself: init may be undumpable already (in
+   * a joined pid namespace), and then the runtime could not open its /proc entries. */
+  cleanup_close int userns = r == 0 ? open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC) : -1;
+  if (r == 0 && userns < 0)
+    r = rrt_error_errno(err, "fuse-overlayfs: open /proc/self/ns/user");
+  if (r == 0)
+    r = rrt_sync_send_fd(mine, RRT_SYNC_FUSE, 0, NULL, userns, err);
   /* Only the server holds the device once it serves: if it dies, the mount fails (ENOTCONN)
    * rather than hangs. */
   close(steal_fd(&fuse));
@@ -270,12 +277,17 @@ int rrt_overlay_serve_request(pid_t init, int sock, pid_t *helper, struct rrt_er
   if (rrt_sync_recv(sock, &m, err) < 0)
     return rrt_error_wrap(err, "fuse-overlayfs request");
   int r = 0;
+  struct rrt_sync_msg u = {0};
+  u.fd = -1;
   if (m.type != RRT_SYNC_FUSE || m.fd < 0 || !m.data) {
     r = rrt_error_set(err, EPROTO, "fuse-overlayfs request: no /dev/fuse fd and options");
+  } else if (rrt_sync_recv(sock, &u, err) < 0 || u.type != RRT_SYNC_FUSE || u.fd < 0) {
+    r = err->msg ? rrt_error_wrap(err, "fuse-overlayfs request")
+                 : rrt_error_set(err, EPROTO, "fuse-overlayfs request: no user namespace fd");
   } else {
     cleanup_free char *prog = find_fuse_overlayfs();
     struct rrt_error e = RRT_ERROR_INIT;
-    int s = prog ? rrt_fuse_serve(init, m.fd, prog, m.data, helper, &e)
+    int s = prog ? rrt_fuse_serve(init, m.fd, u.fd, prog, m.data, helper, &e)
                  : rrt_error_msgf(&e, ENOENT, "fuse-overlayfs: not found in PATH");
     /* A failure is init's to report (after a kernel overlayfs refused, say). */
     if (s < 0)
@@ -284,6 +296,7 @@ int rrt_overlay_serve_request(pid_t init, int sock, pid_t *helper, struct rrt_er
       r = rrt_sync_send(sock, RRT_SYNC_FUSE_READY, *helper, NULL, err);
     rrt_error_clear(&e);
   }
+  rrt_sync_msg_free(&u);
   rrt_sync_msg_free(&m);
   return r;
 }

@@ -33,15 +33,18 @@ int rrt_overlay_mount(const struct rrt_spec *spec, bool userns, const char *targ
 void rrt_overlay_set_runtime(int sync_fd);
 
 /* In the runtime, for init's RRT_SYNC_FUSE: the sync socket it came with (a private one) carries
- * the mounted /dev/fuse fd and the options; serves it and answers. *helper: the server's pid. */
+ * the mounted /dev/fuse fd and the options, then init's user namespace fd; serves it and answers.
+ * *helper: the server's pid. */
 int rrt_overlay_serve_request(pid_t init, int sock, pid_t *helper, struct rrt_error *err);
 
 /* Starts fuse-overlayfs (prog_path) on the mounted /dev/fuse fd `fuse` of init's container,
  * outside the container: in its own pid namespace, in a mount namespace holding only its
  * absolute lower/upper/work directories, the system libraries and /dev/fuse, with only the
- * file capabilities it needs. It ends when init does. *helper: its pid 1, for delete. */
-int rrt_fuse_serve(pid_t init, int fuse, const char *prog_path, const char *opts, pid_t *helper,
-                   struct rrt_error *err);
+ * file capabilities it needs, in init's user namespace (init_userns, the fd init sent: the
+ * runtime may not open an undumpable init's /proc entries). It ends when init does. *helper: its
+ * pid 1, for delete. */
+int rrt_fuse_serve(pid_t init, int fuse, int init_userns, const char *prog_path, const char *opts,
+                   pid_t *helper, struct rrt_error *err);
 
 /* ---------------------------------------------------------------- running in the user namespace */
 
