@@ -419,6 +419,14 @@ static int prepare(const struct rrt_global *g, const struct rrt_exec_opts *o, st
                           o->id);
   if (strcmp(status, "paused") == 0)
     return rrt_error_msgf(err, EBUSY, "exec: container \"%s\" is paused: resume it first", o->id);
+  /* Until start, init still holds the runtime's privileges and stays reachable (the owner's
+   * hooks and the network helper open its /proc entries): no container process may exist
+   * beside it then (the reach rule, confine.h). */
+  if (strcmp(status, "created") == 0)
+    return rrt_error_msgf(err, EBUSY,
+                          "exec: container \"%s\" is created, not started: start it first "
+                          "(until start its init holds the runtime's privileges)",
+                          o->id);
   if (build_process(o, r->l.config_text, &r->pspec, err) < 0)
     return -1;
   const struct rrt_process *proc = r->pspec->process;

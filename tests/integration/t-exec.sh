@@ -187,7 +187,8 @@ id2=$(new_id ex2)
 run rrt create -b "$b2" "$id2"
 is "$rc" 0 "create a second container"
 run rrt exec "$id2" rrt-probe pid
-is "$rc" 0 "exec into a created container works"
+fails_naming 'exec: container "[^"]*" is created, not started: start it first' \
+  "exec into a created container is refused (its init still holds the runtime's privileges)"
 is "$(status_of "$id2")" created "and leaves it created"
 run rrt delete -f "$id2"
 
