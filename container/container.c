@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "rootlessrt/cgroup.h"
 #include "rootlessrt/confine.h"
 #include "rootlessrt/container.h"
@@ -97,23 +98,6 @@ static int start_socket_addr(int dirfd, struct sockaddr_un *sa)
                  (int)sizeof(sa->sun_path)
              ? 0
              : -1;
-}
-
-static bool kill_and_wait(pid_t pid, unsigned long long start, int timeout_ms)
-{
-  if (!rrt_proc_same(pid, start))
-    return true;
-  kill(pid, SIGKILL);
-  for (int waited = 0; waited < timeout_ms; waited += 5) {
-    /* Our own child (run, failed create) must be reaped to disappear. */
-    while (waitpid(pid, NULL, WNOHANG) < 0 && errno == EINTR)
-      ;
-    if (!rrt_proc_same(pid, start))
-      return true;
-    struct timespec ts = {0, 5 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-  }
-  return !rrt_proc_same(pid, start);
 }
 
 /* SIGTERM/SIGINT/SIGHUP/SIGQUIT during create (an engine giving up, ^C):
@@ -798,11 +782,11 @@ static void destroy_failed(struct create_ctx *c)
 {
   struct rrt_error ignored = RRT_ERROR_INIT;
   if (c->st.pid > 0)
-    kill_and_wait(c->st.pid, c->st.pid_start, 2000);
+    rrt_kill_and_wait(c->st.pid, c->st.pid_start, 2000);
   if (c->st.net_helper > 0)
-    kill_and_wait(c->st.net_helper, c->st.net_helper_start, 2000);
+    rrt_kill_and_wait(c->st.net_helper, c->st.net_helper_start, 2000);
   for (size_t i = 0; i < c->st.n_fuse_helpers; i++)
-    kill_and_wait(c->st.fuse_helper[i], c->st.fuse_helper_start[i], 2000);
+    rrt_kill_and_wait(c->st.fuse_helper[i], c->st.fuse_helper_start[i], 2000);
   rrt_cgroup_destroy_failed(&c->st, &c->cg_made);
   if (c->st.pid > 0 && c->spec && c->spec->hooks[RRT_HOOK_POSTSTOP].n > 0) {
     cleanup_free char *json = rrt_state_oci_json(&c->st, "stopped", false);
@@ -926,109 +910,6 @@ static int release_init(int dirfd, const char *id, int sync_fd, bool sent, struc
   return rrt_error_msgf(err, EPROTO, "start: unexpected message from init");
 }
 
-struct loaded {
-  char *root;
-  int dirfd;
-  struct rrt_state st;
-  struct rrt_spec *spec;
-  bool spec_borrowed; /* run's own parse, not ours to free */
-  bool broken;        /* state.json missing or corrupt: st is what the records say */
-};
-
-static void loaded_free(struct loaded *l)
-{
-  free(l->root);
-  if (l->dirfd >= 0)
-    close(l->dirfd);
-  rrt_state_free(&l->st);
-  if (!l->spec_borrowed)
-    rrt_spec_free(l->spec);
-}
-
-/* `known`: the config as create parsed it (run), so the state directory's copy is not parsed
- * again; NULL reads it when want_spec. `broken_ok` (delete --force): a container whose
- * state.json is missing or corrupt loads from its records (l->broken), without a config. */
-static int load_container(const struct rrt_global *g, const char *id, bool exclusive,
-                          bool want_spec, struct rrt_spec *known, bool broken_ok, struct loaded *l,
-                          struct rrt_error *err)
-{
-  memset(l, 0, sizeof(*l));
-  l->dirfd = -1;
-  if (rrt_state_root(g->root, false, &l->root, err) < 0)
-    return -1;
-  if (rrt_state_open(l->root, id, exclusive, &l->dirfd, err) < 0)
-    return -1;
-  if (rrt_state_read(l->dirfd, &l->st, err) < 0) {
-    if (!broken_ok || (err->errnum != ENODATA && err->errnum != EUCLEAN))
-      return rrt_error_wrap(err, "container \"%s\"", id);
-    rrt_warn("container \"%s\": %s; removing it without its poststop hooks", id,
-             rrt_error_msg(err));
-    rrt_error_clear(err);
-    rrt_state_from_records(l->dirfd, id, &l->st);
-    l->broken = true;
-    return 0;
-  }
-  if (want_spec && known) {
-    l->spec = known;
-    l->spec_borrowed = true;
-  } else if (want_spec) {
-    cleanup_free char *text = NULL;
-    size_t len = 0;
-    if (rrt_state_read_file(l->dirfd, "config.json", &text, &len, err) < 0 ||
-        rrt_spec_parse(text, len, &l->spec, err) < 0)
-      return rrt_error_wrap(err, "container \"%s\"", id);
-  }
-  return 0;
-}
-
-static int run_state_hooks(struct loaded *l, enum rrt_hook_kind kind, const char *status,
-                           struct rrt_error *err)
-{
-  if (!l->spec || l->spec->hooks[kind].n == 0)
-    return 0;
-  cleanup_free char *json = rrt_state_oci_json(&l->st, status, false);
-  return rrt_hooks_run(l->spec, kind, json, err);
-}
-
-/* A paused container (delete --force): a frozen task never acts on its SIGKILL under the cgroup
- * v1 freezer, so every process gets it while still frozen (none runs again) and then the
- * cgroup is thawed for it to be delivered. */
-static void kill_frozen(const struct rrt_state *st)
-{
-  struct rrt_cgroup cg;
-  rrt_cgroup_load(st, &cg);
-  if (rrt_cgroup_exists(&cg) && rrt_cgroup_frozen(&cg)) {
-    size_t n = 0;
-    struct rrt_error e = RRT_ERROR_INIT;
-    if (rrt_cgroup_kill(&cg, SIGKILL, &n, &e) < 0 || rrt_cgroup_freeze(&cg, false, &e) < 0)
-      rrt_warn("container \"%s\": killing it frozen: %s", st->id, rrt_error_msg(&e));
-    rrt_error_clear(&e);
-  }
-  rrt_cgroup_free(&cg);
-}
-
-/* Stops everything of a container and removes its state; poststop last. */
-static int destroy_loaded(struct loaded *l, struct rrt_error *err)
-{
-  kill_frozen(&l->st);
-  if (l->st.pid > 0 && !kill_and_wait(l->st.pid, l->st.pid_start, 5000))
-    return rrt_error_msgf(err, EBUSY, "container \"%s\": init (pid %d) did not die", l->st.id,
-                          l->st.pid);
-  if (l->st.net_helper > 0)
-    kill_and_wait(l->st.net_helper, l->st.net_helper_start, 2000);
-  for (size_t i = 0; i < l->st.n_fuse_helpers; i++)
-    kill_and_wait(l->st.fuse_helper[i], l->st.fuse_helper_start[i], 2000);
-  rrt_cgroup_destroy_state(&l->st);
-  if (l->broken)
-    rrt_state_remove_pending_cgroup(l->dirfd);
-  if (rrt_state_remove(l->root, l->st.id, err) < 0)
-    return -1;
-  struct rrt_error ignored = RRT_ERROR_INIT;
-  run_state_hooks(l, RRT_HOOK_POSTSTOP, "stopped", &ignored);
-  rrt_error_clear(&ignored);
-  return 0;
-}
-
 /* sync_fd: run's socket to init (taken and closed), or -1 to connect to the start socket. */
 static int start_loaded(struct loaded *l, int sync_fd, bool sent, struct rrt_error *err);
 
@@ -1036,7 +917,7 @@ static int start_container(const struct rrt_global *g, const char *id, struct rr
 {
   struct loaded l;
   int ret = -1;
-  if (load_container(g, id, true, true, NULL, false, &l, err) == 0) {
+  if (rrt_load_container(g, id, true, true, NULL, false, &l, err) == 0) {
     const char *status = rrt_state_status(&l.st);
     if (strcmp(status, "running") == 0 || strcmp(status, "paused") == 0)
       rrt_error_msgf(err, EALREADY, "container \"%s\" has been started already (it is %s)", id,
@@ -1047,7 +928,7 @@ static int start_container(const struct rrt_global *g, const char *id, struct rr
     else
       ret = start_loaded(&l, -1, false, err);
   }
-  loaded_free(&l);
+  rrt_loaded_free(&l);
   return ret;
 }
 
@@ -1079,7 +960,7 @@ static int delete_started(struct loaded *l, struct rrt_error *err)
     return rrt_error_errno(err, "lock container \"%s\"", l->st.id);
   if (sb.st_nlink == 0)
     return 0;
-  return destroy_loaded(l, err);
+  return rrt_loaded_destroy(l, err);
 }
 
 static int start_loaded(struct loaded *l, int sync_fd, bool sent, struct rrt_error *err)
@@ -1088,17 +969,17 @@ static int start_loaded(struct loaded *l, int sync_fd, bool sent, struct rrt_err
   int ret = -1;
   if (release_init(l->dirfd, id, sync_fd, sent, err) < 0) {
     struct rrt_error ignored = RRT_ERROR_INIT;
-    destroy_loaded(l, &ignored);
+    rrt_loaded_destroy(l, &ignored);
     rrt_error_clear(&ignored);
     goto out;
   }
   l->st.started = true;
   if (rrt_state_mark_started(l->dirfd, err) < 0)
     goto out;
-  if (run_state_hooks(l, RRT_HOOK_POSTSTART, "running", err) < 0) {
+  if (rrt_loaded_hooks(l, RRT_HOOK_POSTSTART, "running", err) < 0) {
     /* runtime-spec 1.3.0: a failing poststart hook stops the container. */
     struct rrt_error ignored = RRT_ERROR_INIT;
-    destroy_loaded(l, &ignored);
+    rrt_loaded_destroy(l, &ignored);
     rrt_error_clear(&ignored);
     goto out;
   }
@@ -1111,9 +992,6 @@ int rrt_container_start(const struct rrt_global *g, const char *id, struct rrt_e
 {
   return start_container(g, id, err);
 }
-
-static int delete_container(const struct rrt_global *g, const char *id, bool force,
-                            struct rrt_spec *known, struct rrt_error *err);
 
 int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *o, int *status,
                       struct rrt_error *err)
@@ -1132,7 +1010,7 @@ int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *
     if (rrt_tproxy_recv_master(&tp, err) < 0) {
       struct rrt_error ignored = RRT_ERROR_INIT;
       close(steal_fd(&cr.dirfd)); /* the lock, for delete */
-      delete_container(g, o->id, true, cr.spec, &ignored);
+      rrt_container_delete_known(g, o->id, true, cr.spec, &ignored);
       rrt_error_clear(&ignored);
       goto out;
     }
@@ -1168,165 +1046,9 @@ int rrt_container_run(const struct rrt_global *g, const struct rrt_create_opts *
   ret = o->keep ? 0 : delete_started(&l, err);
   PHASE("deleted");
 out:
-  loaded_free(&l);
+  rrt_loaded_free(&l);
   if (proxy)
     rrt_tproxy_close(&tp);
   created_free(&cr);
-  return ret;
-}
-
-/* The state letter of /proc/PID/stat ('T' stopped), or 0 when it is gone. */
-static char proc_state(pid_t pid)
-{
-  char path[64], buf[512];
-  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-  cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
-  ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-  if (n <= 0)
-    return 0;
-  buf[n] = '\0';
-  const char *p = strrchr(buf, ')');
-  return p && p[1] == ' ' ? p[2] : 0;
-}
-
-/* Without a freezer: each running process stopped (SIGSTOP), and waited for, up to 1 s in all:
- * a signal sent before the stop took effect could be handled first. stopped[i]: ours to SIGCONT
- * (a process stopped already stays so). */
-static void stop_each(const pid_t *pids, size_t n, bool *stopped)
-{
-  for (size_t i = 0; i < n; i++) {
-    char c = proc_state(pids[i]);
-    stopped[i] = c && c != 'T' && c != 't' && c != 'Z' && kill(pids[i], SIGSTOP) == 0;
-  }
-  struct timespec t0, now;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (size_t i = 0; i < n; i++) {
-    for (;;) {
-      char c = !stopped[i] ? 'T' : proc_state(pids[i]);
-      clock_gettime(CLOCK_MONOTONIC, &now);
-      if (c == 'T' || c == 'Z' || c == 0 || now.tv_sec - t0.tv_sec >= 1)
-        break;
-      nanosleep(&(struct timespec){0, 200000}, NULL);
-    }
-  }
-}
-
-/*
- * kill --all: each process there gets the signal before any of them runs again, so that none,
- * init included, can exit on another's signal before its own arrives: the cgroup is frozen
- * around the kills (as runc does), or without a freezer each process is stopped and continued.
- * SIGKILL, SIGSTOP and SIGCONT need neither.
- */
-static void signal_all(const struct rrt_state *st, const pid_t *pids, size_t n, int sig)
-{
-  struct rrt_cgroup cg;
-  rrt_cgroup_load(st, &cg);
-  bool has_cg = rrt_cgroup_exists(&cg);
-  /* A paused container is held already. */
-  bool hold = sig != 0 && sig != SIGKILL && sig != SIGSTOP && sig != SIGCONT && n > 1 &&
-              !(has_cg && rrt_cgroup_frozen(&cg));
-  struct rrt_error e = RRT_ERROR_INIT;
-  bool frozen =
-      hold && has_cg && rrt_cgroup_has_freezer(&cg) && rrt_cgroup_freeze(&cg, true, &e) == 0;
-  rrt_error_clear(&e);
-  cleanup_free bool *stopped = xzalloc(n * sizeof(bool));
-  if (hold && !frozen)
-    stop_each(pids, n, stopped);
-  for (size_t i = 0; i < n; i++)
-    kill(pids[i], sig);
-  if (frozen && rrt_cgroup_freeze(&cg, false, &e) < 0)
-    rrt_warn("kill --all: thaw: %s", rrt_error_msg(&e));
-  rrt_error_clear(&e);
-  for (size_t i = 0; i < n; i++)
-    if (stopped[i])
-      kill(pids[i], SIGCONT);
-  rrt_cgroup_free(&cg);
-}
-
-int rrt_container_kill(const struct rrt_global *g, const char *id, int sig, bool all,
-                       struct rrt_error *err)
-{
-  struct loaded l;
-  int ret = -1;
-  if (load_container(g, id, false, false, NULL, false, &l, err) < 0)
-    goto out;
-  const char *status = rrt_state_status(&l.st);
-  if (strcmp(status, "stopped") == 0 && all) {
-    /* init is gone, but what it left in its cgroup is not (containerd cleans a shared pid
-     * namespace up so): signalled, and that is a success. */
-    ret = rrt_cgroup_kill_state(&l.st, sig, err);
-    goto out;
-  }
-  if (strcmp(status, "stopped") == 0) {
-    /* containerd's checkKillError and runc's tests match "container not running". */
-    rrt_error_msgf(err, ESRCH, "container \"%s\": container not running (it has stopped)", id);
-    goto out;
-  }
-  if (all) {
-    pid_t *pids = NULL;
-    size_t n = 0;
-    if (rrt_live_pids(&l.st, &pids, &n, err) < 0)
-      goto out;
-    signal_all(&l.st, pids, n, sig);
-    free(pids);
-  } else if (kill(l.st.pid, sig) < 0) {
-    rrt_error_errno(err, "kill container \"%s\" (pid %d)", id, l.st.pid);
-    goto out;
-  }
-  ret = 0;
-out:
-  loaded_free(&l);
-  return ret;
-}
-
-static int delete_container(const struct rrt_global *g, const char *id, bool force,
-                            struct rrt_spec *known, struct rrt_error *err)
-{
-  struct loaded l;
-  int ret = -1;
-  if (load_container(g, id, true, true, known, force, &l, err) < 0) {
-    /* --force on a container that does not exist is not an error (runc). */
-    if (force && err->errnum == ENOENT && rrt_state_validate_id(id, NULL) == 0) {
-      rrt_error_clear(err);
-      ret = 0;
-    }
-    goto out;
-  }
-  const char *status = l.broken ? "broken" : rrt_state_status(&l.st);
-  if (strcmp(status, "stopped") != 0 && !force) {
-    rrt_error_msgf(err, EBUSY, "container \"%s\" is %s: stop it first or use delete --force", id,
-                   status);
-    goto out;
-  }
-  ret = destroy_loaded(&l, err);
-out:
-  loaded_free(&l);
-  return ret;
-}
-
-int rrt_container_delete(const struct rrt_global *g, const char *id, bool force,
-                         struct rrt_error *err)
-{
-  return delete_container(g, id, force, NULL, err);
-}
-
-/* A container still being created is "creating" (runtime.md); one whose create died or whose
- * state.json is corrupt is an error saying so, and how to remove it. */
-int rrt_container_state(const struct rrt_global *g, const char *id, char **json,
-                        struct rrt_error *err)
-{
-  cleanup_free char *root = NULL;
-  cleanup_free char *why = NULL;
-  struct rrt_state st;
-  const char *status = NULL;
-  if (rrt_state_root(g->root, false, &root, err) < 0 ||
-      rrt_state_inspect(root, id, &st, &status, &why, err) < 0)
-    return -1;
-  int ret = 0;
-  if (strcmp(status, "broken") == 0)
-    ret = rrt_error_msgf(err, EUCLEAN, "container \"%s\" is broken: %s", id, why);
-  else
-    *json = rrt_state_oci_json(&st, status, true);
-  rrt_state_free(&st);
   return ret;
 }
