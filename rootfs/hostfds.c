@@ -31,16 +31,19 @@ static int idmap_userns(const struct rrt_mount *m, size_t i, const struct rrt_us
                         struct rrt_error *err)
 {
   int fd;
-  if (m->uid_mappings.n)
+  if (m->uid_mappings.n) {
     fd = rrt_idmap_userns(&m->uid_mappings, &m->gid_mappings, err);
-  else if (plan->join && (fd = open(plan->join, O_RDONLY | O_CLOEXEC)) < 0)
-    rrt_error_errno(err, "open %s", plan->join);
-  else if (plan->create)
+  } else if (plan->join) {
+    fd = open(plan->join, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      rrt_error_errno(err, "open %s", plan->join);
+  } else if (plan->create) {
     fd = rrt_idmap_userns(&plan->uid_map, &plan->gid_map, err);
-  else if (!plan->join)
+  } else {
     fd = rrt_error_set(err, EINVAL,
                        "no uidMappings and gidMappings, and the container has no user "
                        "namespace whose mapping it could take");
+  }
   if (fd < 0)
     rrt_error_wrap(err, "mounts[%zu] (%s): idmap", i, m->destination);
   return fd;
