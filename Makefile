@@ -77,7 +77,7 @@ CONSOLE_RECV := $(BUILD)/console-recv
 PTYRUN := $(BUILD)/ptyrun
 
 .PHONY: all deps demo check check-asan unit integration bench lint format install clean fuzz podman-check \
-        man dist deb deb-test rpm
+        man dist deb deb-test rpm check-runc
 
 all: $(BUILD)/rootlessrt $(BUILD)/rootlessrt-net $(BUILD)/rootlessrt-systemd $(BUILD)/rootlessrt-pull
 
@@ -168,6 +168,12 @@ fuzz:
 	@for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
 	  clang -std=gnu11 -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
 	    -o build-fuzz/$$n $$f build-fuzz/librrt.a $(PKG_LIBS) $(SLIRP_LIBS) || exit 1; done
+
+# runc's own bats suite (Debian's runc source package) against rootlessrt, runc and crun, root and
+# rootless, with a side-by-side table: long (about N minutes), so not part of `make check`.
+# RUNC_BATS_ARGS passes flags on (--mode root, --tests 'exec.bats', --cache DIR, --no-debian).
+check-runc: all
+	@RRT_BIN=$(abspath $(BUILD)/rootlessrt) bash contrib/runc-bats.sh $(RUNC_BATS_ARGS)
 
 podman-check: all
 	@bash tests/podman-check.sh $(abspath $(BUILD)/rootlessrt)

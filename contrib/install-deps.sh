@@ -48,6 +48,23 @@ if [ "${1:-}" = fuzz ]; then
     need libclang-rt-dev
 fi
 
+# `install-deps.sh runc-bats`: runc's bats suite (contrib/runc-bats.sh, `make check-runc`): bats,
+# gawk (its cgroup v1 helpers), dpkg-source to unpack the source package, debootstrap for its
+# Debian image, and Go with the libraries its helpers recvtty and seccompagent import, built in
+# GOPATH mode from /usr/share/gocode.
+if [ "${1:-}" = runc-bats ]; then
+  for pair in bats:bats gawk:gawk dpkg-source:dpkg-dev debootstrap:debootstrap go:golang-go \
+    gcc:gcc nsenter:util-linux setpriv:util-linux runc:runc crun:crun; do
+    have_cmd "${pair%%:*}" || need "${pair#*:}"
+  done
+  for p in golang-github-containerd-console-dev golang-github-urfave-cli-dev \
+    golang-github-sirupsen-logrus-dev golang-github-seccomp-libseccomp-golang-dev \
+    golang-github-cyphar-filepath-securejoin-dev golang-github-opencontainers-specs-dev \
+    golang-golang-x-sys-dev; do
+    pkg_installed "$p" || need "$p"
+  done
+fi
+
 # The real engines the tests drive (tests/engines/containerd.sh): containerd with its runc shim
 # (Debian's package pulls runc in) and rootlesskit for its rootless mode. Optional: installed only
 # as root, so an unprivileged build is not stopped by them; without them those checks skip.
