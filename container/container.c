@@ -267,6 +267,11 @@ static int check_mount_ns(const struct rrt_ns_plan *nsp, struct rrt_error *err)
 static int open_console_socket(struct create_ctx *c, struct rrt_error *err)
 {
   c->console_fd = c->terminal_fd = -1;
+  /* runc refuses this too: the socket's owner would wait for a pty master that never comes. */
+  if ((!c->spec->process || !c->spec->process->terminal) && c->o->console_socket)
+    return rrt_error_msgf(err, EINVAL,
+                          "--console-socket: process.terminal is false: there is no terminal to "
+                          "send");
   if (!c->spec->process || !c->spec->process->terminal)
     return 0;
   if (c->o->console_socket) {

@@ -1,5 +1,6 @@
 /* spec_default.c: the config.json `rootlessrt spec` writes, built with json-c. */
 #include <stdlib.h>
+#include <string.h>
 
 #include <json-c/json.h>
 
@@ -39,7 +40,9 @@ static json_object *process(void)
   json_object *rlimit = json_object_new_object();
   json_object *rlimits = json_object_new_array();
 
-  json_object_object_add(p, "terminal", json_object_new_boolean(0));
+  /* An interactive shell, as runc's and crun's spec: runc's own tests start from this file and
+   * hand the terminal to a --console-socket. */
+  json_object_object_add(p, "terminal", json_object_new_boolean(1));
   json_object_object_add(user, "uid", json_object_new_int(0));
   json_object_object_add(user, "gid", json_object_new_int(0));
   json_object_object_add(p, "user", user);
@@ -109,9 +112,12 @@ static json_object *linux_section(bool rootless)
   const char *const types[] = {"pid", "network", "ipc", "uts", "mount", "cgroup", "user"};
   /* The user namespace comes last and only rootless: as root it is an opt-in. Its id
    * mappings stay out of the file because the runtime derives them from the caller's ids
-   * and /etc/subuid at create time. */
-  size_t n = rootless ? 7 : 6;
-  for (size_t i = 0; i < n; i++) {
+   * and /etc/subuid at create time. As root the cgroup namespace is an opt-in too, as in
+   * runc's spec (whose tests add it themselves, and read the host's paths in
+   * /proc/self/cgroup without it). */
+  for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+    if (!rootless && (strcmp(types[i], "cgroup") == 0 || strcmp(types[i], "user") == 0))
+      continue;
     json_object *ns = json_object_new_object();
     json_object_object_add(ns, "type", str(types[i]));
     json_object_array_add(namespaces, ns);

@@ -171,7 +171,11 @@ for kind in --rootless ""; do
   run rrt spec $kind -b "$b"
   id=$(new_id spec)
   cmd=$(printf '%q ' timeout -k 5 "$RRT_CMD_TIMEOUT" "$RRT" --root "$RRT_ROOT" run -b "$b" "$id")
-  RUN_STDIN=$T_WORK/exit7 run script -qefc "$cmd" /dev/null
+  # Typed once the shell is up: a terminal drops what is typed ahead when the shell sets it up.
+  rm -f "$T_WORK/exit7.fifo" && mkfifo "$T_WORK/exit7.fifo"
+  (exec 3>"$T_WORK/exit7.fifo" && sleep 1 && cat "$T_WORK/exit7" >&3) &
+  RUN_STDIN=$T_WORK/exit7.fifo run script -qefc "$cmd" /dev/null
+  wait $!
   is "$rc" 7 "run accepts the config of 'spec ${kind:-(no flags)}' unchanged (shell exits 7)"
   [ "$rc" = 7 ] || diag "stdout: $out" "stderr: $err"
   nothing_left "$id" "$b"
