@@ -59,7 +59,9 @@ int rrt_cmd_parse_flags(int argc, char **argv, const char *shortopts, const stru
                         int (*on_flag)(int c, void *arg, struct rrt_error *err), void *arg,
                         bool *help, struct rrt_error *err)
 {
-  optind = 1;
+  /* 0, not 1, makes glibc's getopt read shortopts' ordering again: without "+" the flags may
+   * come after the operands too (main parsed the global ones with "+"). */
+  optind = shortopts[0] == '+' ? 1 : 0;
   opterr = 0;
   int c;
   while ((c = rrt_cmd_getopt(argc, argv, shortopts, longopts)) != -1) {

@@ -19,6 +19,8 @@ enum {
   OPT_PRESERVE_FDS,
   OPT_CGROUP,
   OPT_PROCESS,
+  OPT_IGNORE_PAUSED,
+  OPT_ADDITIONAL_GIDS,
   OPT_IGNORED,
 };
 
@@ -30,6 +32,8 @@ struct exec_flags {
   size_t n_caps;
   char **cgroups;
   size_t n_cgroups;
+  char **gids;
+  size_t n_gids;
 };
 
 static void push(char ***v, size_t *n, const char *s)
@@ -86,6 +90,12 @@ static int exec_flag(int c, void *arg, struct rrt_error *err)
   case OPT_CGROUP:
     push(&f->cgroups, &f->n_cgroups, optarg);
     break;
+  case OPT_ADDITIONAL_GIDS:
+    push(&f->gids, &f->n_gids, optarg);
+    break;
+  case OPT_IGNORE_PAUSED:
+    f->o.ignore_paused = true;
+    break;
   case OPT_IGNORED:
     if (optarg && *optarg)
       rrt_warn("exec: LSM labels are not supported by rootlessrt: \"%s\" ignored", optarg);
@@ -109,6 +119,8 @@ int rrt_cmd_exec(const struct rrt_global *g, int argc, char **argv, struct rrt_e
       {"no-new-privs", no_argument, NULL, OPT_NO_NEW_PRIVS},
       {"preserve-fds", required_argument, NULL, OPT_PRESERVE_FDS},
       {"cgroup", required_argument, NULL, OPT_CGROUP},
+      {"ignore-paused", no_argument, NULL, OPT_IGNORE_PAUSED},
+      {"additional-gids", required_argument, NULL, OPT_ADDITIONAL_GIDS},
       {"apparmor", required_argument, NULL, OPT_IGNORED},
       {"process-label", required_argument, NULL, OPT_IGNORED},
       {"help", no_argument, NULL, 'h'},
@@ -133,6 +145,7 @@ int rrt_cmd_exec(const struct rrt_global *g, int argc, char **argv, struct rrt_e
   f.o.env = f.env;
   f.o.caps = f.caps;
   f.o.cgroups = f.cgroups;
+  f.o.additional_gids = f.gids;
   if (f.o.process_file && f.o.args[0]) {
     rrt_error_msgf(err, EINVAL, "exec: --process and a command line cannot be used together");
     goto out;
@@ -146,5 +159,6 @@ out:
   free(f.env);
   free(f.caps);
   free(f.cgroups);
+  free(f.gids);
   return ret;
 }

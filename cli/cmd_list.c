@@ -53,6 +53,25 @@ static int list_ids(const char *root, char ***ids, size_t *n, struct rrt_error *
  * entry that is not to be trusted (another user's, a symlink) is not a container of ours: a
  * warning says so and how to remove it. One removed meanwhile is not listed.
  */
+/* runc's key order (its list prints pid before status, unlike state): tools that read the text
+ * rather than the JSON, runc's own tests among them, expect it. */
+static json_object *runc_order(json_object *o)
+{
+  static const char *const first[] = {"ociVersion", "id",     "pid",     "status",
+                                      "bundle",     "rootfs", "created", "owner"};
+  json_object *r = json_object_new_object(), *v = NULL;
+  for (size_t i = 0; i < sizeof(first) / sizeof(first[0]); i++)
+    if (json_object_object_get_ex(o, first[i], &v))
+      json_object_object_add(r, first[i], json_object_get(v));
+  json_object_object_foreach(o, key, val)
+  {
+    if (!json_object_object_get_ex(r, key, NULL))
+      json_object_object_add(r, key, json_object_get(val));
+  }
+  json_object_put(o);
+  return r;
+}
+
 static void list_one(const char *root, const char *id, bool json, bool quiet, json_object *arr)
 {
   struct rrt_state st;
@@ -76,7 +95,7 @@ static void list_one(const char *root, const char *id, bool json, bool quiet, js
       json_object_object_add(o, "pid", json_object_new_int64(0));
     if (o && why)
       json_object_object_add(o, "reason", json_object_new_string(why));
-    json_object_array_add(arr, o);
+    json_object_array_add(arr, o ? runc_order(o) : NULL);
   } else if (!quiet) {
     const char *owner = rrt_user_name(st.owner);
     printf("%-24s %-8d %-10s %-40s %-30s %s\n", id, gone ? 0 : st.pid, status,

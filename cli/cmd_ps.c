@@ -1,10 +1,14 @@
-/* cmd_ps.c: `ps [-f table|json] ID`: the container's processes. */
+/* cmd_ps.c: `ps [-f table|json] ID [PS_ARGS...]`: the container's processes; the table is the
+ * host's ps(1) output (PS_ARGS, default -ef) cut to them, as runc prints it. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "rootlessrt/cmd.h"
 #include "rootlessrt/exec.h"
@@ -21,28 +25,89 @@ static int ps_flag(int c, void *arg, struct rrt_error *err)
   return 0;
 }
 
-/* /proc/PID/cmdline with spaces, or (comm) for a kernel-side empty one. */
-static char *command_of(pid_t pid)
+/* ps(1)'s whole output (stdout and stderr) and exit status; -1 when it cannot be run at all. */
+static int run_ps(char **args, char **out, struct rrt_error *err)
 {
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-  char *text = NULL;
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0)
+    return rrt_error_errno(err, "ps: pipe");
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(p[0]);
+    close(p[1]);
+    return rrt_error_errno(err, "ps: fork");
+  }
+  if (pid == 0) {
+    dup2(p[1], STDOUT_FILENO);
+    dup2(p[1], STDERR_FILENO);
+    execvp("ps", args);
+    _exit(127);
+  }
+  close(p[1]);
   size_t len = 0;
-  if (rrt_read_file(path, &text, &len, NULL) == 0 && len > 0) {
-    for (size_t i = 0; i + 1 < len; i++)
-      if (text[i] == '\0')
-        text[i] = ' ';
-    return text;
+  int r = rrt_read_fd(p[0], out, &len, err);
+  close(p[0]);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  if (r < 0)
+    return -1;
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
+    return rrt_error_msgf(err, ENOENT, "ps: cannot run ps(1) (install procps), or use -f json");
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    (*out)[strcspn(*out, "\n")] = '\0';
+    return rrt_error_msgf(err, EINVAL, "ps: ps(1) failed: %s", *out);
   }
-  free(text);
-  snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-  if (rrt_read_file(path, &text, NULL, NULL) == 0) {
-    text[strcspn(text, "\n")] = '\0';
-    char *r = xasprintf("[%s]", text);
-    free(text);
-    return r;
+  return 0;
+}
+
+static bool has_pid(const pid_t *pids, size_t n, long v)
+{
+  for (size_t i = 0; i < n; i++)
+    if (pids[i] == v)
+      return true;
+  return false;
+}
+
+/* The header line and each line whose PID column names one of pids. */
+static int print_table(char **ps_args, const pid_t *pids, size_t n, struct rrt_error *err)
+{
+  size_t na = 0;
+  while (ps_args[na])
+    na++;
+  cleanup_free char **args = xcalloc(na + 2, sizeof(char *));
+  args[0] = "ps";
+  for (size_t i = 0; i < na; i++)
+    args[i + 1] = ps_args[i];
+  if (na == 0)
+    args[1] = "-ef";
+  cleanup_free char *out = NULL;
+  if (run_ps(args, &out, err) < 0)
+    return -1;
+  char *save = NULL;
+  char *header = strtok_r(out, "\n", &save);
+  if (!header)
+    return rrt_error_msgf(err, EINVAL, "ps: ps(1) printed nothing");
+  int col = -1, i = 0;
+  cleanup_free char *h = xstrdup(header);
+  char *hs = NULL;
+  for (char *w = strtok_r(h, " \t", &hs); w; w = strtok_r(NULL, " \t", &hs), i++)
+    if (strcmp(w, "PID") == 0 && col < 0)
+      col = i;
+  if (col < 0)
+    return rrt_error_msgf(err, EINVAL, "ps: no PID column in ps(1)'s header \"%s\"", header);
+  printf("%s\n", header);
+  for (char *line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    cleanup_free char *l = xstrdup(line);
+    char *ls = NULL, *w = strtok_r(l, " \t", &ls);
+    for (int k = 0; w && k < col; k++)
+      w = strtok_r(NULL, " \t", &ls);
+    char *end = NULL;
+    long v = w ? strtol(w, &end, 10) : -1;
+    if (w && *end == '\0' && has_pid(pids, n, v))
+      printf("%s\n", line);
   }
-  return xstrdup("?");
+  return 0;
 }
 
 int rrt_cmd_ps(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err)
@@ -59,9 +124,10 @@ int rrt_cmd_ps(const struct rrt_global *g, int argc, char **argv, struct rrt_err
     rrt_cmd_usage("ps");
     return 0;
   }
-  /* runc passes anything after the id on to ps(1); we have no such thing. */
-  if (rrt_cmd_one_id(argc, argv, optind, &id, err) < 0)
-    return -1;
+  /* As runc: what follows the id goes to ps(1). */
+  if (optind >= argc)
+    return rrt_error_msgf(err, EINVAL, "ps: a container id is required");
+  id = argv[optind];
   struct rrt_live l;
   int ret = -1;
   pid_t *pids = NULL;
@@ -80,12 +146,8 @@ int rrt_cmd_ps(const struct rrt_global *g, int argc, char **argv, struct rrt_err
       json_object_array_add(a, json_object_new_int(pids[i]));
     printf("%s\n", json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN));
     json_object_put(a);
-  } else {
-    printf("%-8s %s\n", "PID", "CMD");
-    for (size_t i = 0; i < n; i++) {
-      cleanup_free char *cmd = command_of(pids[i]);
-      printf("%-8d %s\n", pids[i], cmd);
-    }
+  } else if (print_table(argv + optind + 1, pids, n, err) < 0) {
+    goto out;
   }
   ret = 0;
 out:

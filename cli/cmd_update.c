@@ -200,7 +200,8 @@ int rrt_cmd_update(const struct rrt_global *g, int argc, char **argv, struct rrt
   const char *id = NULL;
   cleanup_free char *text = NULL;
   int ret = -1;
-  if (rrt_cmd_parse_flags(argc, argv, "+r:h", opts, update_flag, &a, &help, err) < 0)
+  /* No "+": the flags may follow the id too (`update ID --memory 1g`), as runc takes them. */
+  if (rrt_cmd_parse_flags(argc, argv, "r:h", opts, update_flag, &a, &help, err) < 0)
     goto out;
   if (help) {
     rrt_cmd_usage("update");

@@ -39,9 +39,13 @@ const struct rrt_verb_doc rrt_verb_docs[] = {
     {"exec",
      "exec [--process FILE] [-t|--tty] [--console-socket S] [-d|--detach] [--pid-file F]\n"
      "     [-e|--env K=V]... [--cwd DIR] [-u|--user UID[:GID]] [--cap CAP]... [--no-new-privs]\n"
-     "     [--preserve-fds N] [--cgroup [CONTROLLER[,CONTROLLER]:]PATH]... ID [CMD ARGS...]",
+     "     [--preserve-fds N] [--cgroup [CONTROLLER[,CONTROLLER]:]PATH]... [--ignore-paused]\n"
+     "     [--additional-gids GID]... ID [CMD ARGS...]",
      "run another process in a running container"},
-    {"ps", "ps [-f|--format table|json] ID", "list the container's processes"},
+    {"ps", "ps [-f|--format table|json] ID [PS_ARGS...]",
+     "list the container's processes (the table: ps(1) PS_ARGS, default -ef, as runc)"},
+    {"events", "events [--interval DURATION] [--stats] ID",
+     "resource usage (every 5s, or once with --stats) and OOM kills, as JSON lines"},
     {"pause", "pause ID", "freeze every process (cgroup v2 freezer)"},
     {"resume", "resume ID", "thaw a paused container"},
     {"update",

@@ -544,7 +544,10 @@ static int listener_connect(const char *path, struct rrt_error *err)
     r = connect(fd, (struct sockaddr *)&addr, sizeof(addr));
   while (r < 0 && errno == EINTR);
   if (r < 0)
-    return rrt_error_errno(err, "seccomp notify: connect to %s", path);
+    return rrt_error_errno(err,
+                           "seccomp notify: failed to connect with seccomp agent at "
+                           "linux.seccomp.listenerPath %s",
+                           path);
   return steal_fd(&fd);
 }
 

@@ -96,6 +96,17 @@ static int apply_cli(const struct rrt_exec_opts *o, json_object *proc, struct rr
     json_object_object_add(proc, "cwd", json_object_new_string(o->cwd));
   if (o->user && parse_user(o->user, proc, err) < 0)
     return -1;
+  if (o->additional_gids && o->additional_gids[0]) {
+    json_object *gids = json_object_new_array();
+    json_object_object_add(obj_member(proc, "user", json_type_object), "additionalGids", gids);
+    for (char **g = o->additional_gids; *g; g++) {
+      unsigned long long gid;
+      if (rrt_parse_u64(*g, &gid) < 0 || gid > UINT32_MAX)
+        return rrt_error_msgf(err, EINVAL, "exec: --additional-gids \"%s\": not a gid (a number)",
+                              *g);
+      json_object_array_add(gids, json_object_new_int64((int64_t)gid));
+    }
+  }
   if (o->caps && o->caps[0]) {
     json_object *caps = obj_member(proc, "capabilities", json_type_object);
     static const char *const sets[] = {"bounding", "effective", "permitted"};
@@ -417,8 +428,12 @@ static int prepare(const struct rrt_global *g, const struct rrt_exec_opts *o, st
   if (strcmp(status, "stopped") == 0)
     return rrt_error_msgf(err, ESRCH, "exec: container \"%s\" is stopped: cannot exec in it",
                           o->id);
-  if (strcmp(status, "paused") == 0)
-    return rrt_error_msgf(err, EBUSY, "exec: container \"%s\" is paused: resume it first", o->id);
+  /* runc's words; with --ignore-paused the process joins the frozen cgroup and runs at resume. */
+  if (strcmp(status, "paused") == 0 && !o->ignore_paused)
+    return rrt_error_msgf(err, EBUSY,
+                          "exec: container \"%s\" is paused: cannot exec in a paused container "
+                          "(resume it, or use --ignore-paused)",
+                          o->id);
   /* Until start, init still holds the runtime's privileges and stays reachable (the owner's
    * hooks and the network helper open its /proc entries): no container process may exist
    * beside it then (the reach rule, confine.h). */

@@ -2,7 +2,7 @@
 # `rootlessrt list -q`, with the --root given on the line), signal names, files for -b.
 # Installed as share/bash-completion/completions/rootlessrt.
 
-_rootlessrt_verbs="create start run state kill delete list spec exec ps pause resume update store
+_rootlessrt_verbs="create start run state kill delete list spec exec ps events pause resume update store
 pull features check help"
 _rootlessrt_globals="--root --log --log-format --debug --rootless --systemd-cgroup
 --cgroup-manager --criu -v --version -h --help"
@@ -35,9 +35,11 @@ _rootlessrt_flags() {
     spec) echo "-b --bundle --rootless -h --help" ;;
     exec)
       echo "-p --process -t --tty --console-socket -d --detach --pid-file -e --env --cwd -u
-        --user -c --cap --no-new-privs --preserve-fds --cgroup --apparmor --process-label -h --help"
+        --user -c --cap --no-new-privs --preserve-fds --cgroup --ignore-paused --additional-gids --apparmor --process-label -h
+        --help"
       ;;
     ps) echo "-f --format -h --help" ;;
+    events) echo "--interval --stats -h --help" ;;
     update) echo "-r --resources --memory --memory-reservation --memory-swap --cpu-share --cpu-period
       --cpu-quota --cpu-rt-period --cpu-rt-runtime --cpuset-cpus --cpuset-mems --pids-limit
       --blkio-weight --kernel-memory --kernel-memory-tcp --l3-cache-schema --mem-bw-schema -h
@@ -137,7 +139,7 @@ _rootlessrt() {
     return
   fi
   case $verb in
-    start | state | delete | pause | resume | update | ps | exec)
+    start | state | delete | pause | resume | update | ps | events | exec)
       [ "$n" -eq 0 ] && mapfile -t COMPREPLY < <(compgen -W "$("$rt" ${root:+--root "$root"} list -q 2>/dev/null)" -- "$cur")
       ;;
     kill)

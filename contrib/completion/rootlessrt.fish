@@ -2,7 +2,7 @@
 # `rootlessrt list -q`, with the --root given on the line), signal names, files for -b.
 # Installed as share/fish/vendor_completions.d/rootlessrt.fish.
 
-set -l verbs create start run state kill delete list spec exec ps pause resume update store pull features check help
+set -l verbs create start run state kill delete list spec exec ps events pause resume update store pull features check help
 
 function __rootlessrt_ids
     set -l tokens (commandline -opc)
@@ -43,7 +43,7 @@ function __rootlessrt_operands
 end
 
 function __rootlessrt_needs_id
-    __fish_seen_subcommand_from start state delete pause resume update ps exec kill; and test (__rootlessrt_operands) -eq 0
+    __fish_seen_subcommand_from start state delete pause resume update ps events exec kill; and test (__rootlessrt_operands) -eq 0
 end
 
 function __rootlessrt_needs_signal
@@ -73,6 +73,7 @@ complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a list -d 'l
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a spec -d 'write a default config.json'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a exec -d 'run another process in a container'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a ps -d 'its processes'
+complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a events -d 'its resource usage and OOM kills'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a pause -d 'freeze it'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a resume -d 'thaw it'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a update -d 'change its resources'
@@ -142,6 +143,8 @@ complete -c rootlessrt -n $r -F
 complete -c rootlessrt -n '__fish_seen_subcommand_from kill' -s a -l all -d 'signal every process'
 complete -c rootlessrt -n '__fish_seen_subcommand_from delete' -s f -l force -d 'kill it first'
 complete -c rootlessrt -n '__fish_seen_subcommand_from list ps' -s f -l format -x -a 'table json' -d 'output format'
+complete -c rootlessrt -n '__fish_seen_subcommand_from events' -l interval -x -d 'time between statistics (5s, 100ms)'
+complete -c rootlessrt -n '__fish_seen_subcommand_from events' -l stats -d 'print the statistics once and exit'
 complete -c rootlessrt -n '__fish_seen_subcommand_from list' -s q -l quiet -d 'only the ids'
 complete -c rootlessrt -n '__fish_seen_subcommand_from spec' -s b -l bundle -r -a '(__fish_complete_directories)' -d 'the bundle directory'
 complete -c rootlessrt -n '__fish_seen_subcommand_from spec' -l rootless -d 'a config for an unprivileged user'
@@ -158,6 +161,8 @@ complete -c rootlessrt -n $x -s c -l cap -x -d 'a capability'
 complete -c rootlessrt -n $x -l no-new-privs -d 'set no_new_privs'
 complete -c rootlessrt -n $x -l preserve-fds -x -d 'pass descriptors 3 to 3+N-1'
 complete -c rootlessrt -n $x -l cgroup -x -d 'run in a sub-cgroup of the container'
+complete -c rootlessrt -n $x -l additional-gids -x -d 'a supplementary group'
+complete -c rootlessrt -n $x -l ignore-paused -d 'a paused container too: the process runs at resume'
 complete -c rootlessrt -n $x -l apparmor -x -d 'accepted and ignored'
 complete -c rootlessrt -n $x -l process-label -x -d 'accepted and ignored'
 complete -c rootlessrt -n '__fish_seen_subcommand_from update' -s r -l resources -r -F -d 'linux.resources JSON, - for stdin'

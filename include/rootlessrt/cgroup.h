@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "rootlessrt/error.h"
@@ -159,6 +160,13 @@ int rrt_cgroup_kill_state(const struct rrt_state *st, int sig, struct rrt_error 
 
 /* Whether a linux.resources object has device rules. */
 bool rrt_cgroup_has_device_rules(const char *resources_json);
+
+/* The container's resource usage as runc's `events` reports it (cpu, memory, pids, blkio,
+ * hugetlb; stats.c), each from the v1 controller where it has one, else from cgroup v2. */
+struct json_object;
+struct json_object *rrt_cgroup_stats(const struct rrt_cgroup *cg);
+/* The OOM kills counted in its memory cgroup so far (v2 memory.events, v1 memory.oom_control). */
+uint64_t rrt_cgroup_oom_count(const struct rrt_cgroup *cg);
 
 /* Signals every process in the container's cgroups (kill --all). *n: how many were signalled. */
 int rrt_cgroup_kill(const struct rrt_cgroup *cg, int sig, size_t *n, struct rrt_error *err);

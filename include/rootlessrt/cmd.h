@@ -23,6 +23,7 @@ int rrt_cmd_list(const struct rrt_global *g, int argc, char **argv, struct rrt_e
 int rrt_cmd_spec(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_exec(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_ps(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
+int rrt_cmd_events(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_pause(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_resume(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_update(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);

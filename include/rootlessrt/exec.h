@@ -49,6 +49,8 @@ struct rrt_exec_opts {
   const char *pid_file;
   int preserve_fds;
   char **cgroups; /* --cgroup [CONTROLLER[,CONTROLLER]:]PATH (NULL-terminated, may be NULL) */
+  char **additional_gids; /* --additional-gids GID, replacing user.additionalGids (may be NULL) */
+  bool ignore_paused;     /* --ignore-paused: a paused container too (the process waits, frozen) */
 };
 
 /* Returns the exit status of the process in the foreground (128+N when

@@ -22,9 +22,10 @@ is "$(jq -c 'sort' <<<"$out")" "$(jq -nc --argjson a "$init" --argjson b "$child
 is "$(jq '.[0]' <<<"$out")" "$init" "init comes first"
 run rrt ps "$id"
 is "$rc" 0 "ps (table)"
-is "$(head -n 1 <<<"$out" | tr -s ' ')" "PID CMD" "table header"
-has_line "$out" "^$init +rrt-probe spawn-sleep\$" "table has init with its command line"
-has_line "$out" "^$child +rrt-probe spawn-sleep\$" "table has the child"
+# The table is ps -ef's, cut to the container's processes (runc's).
+is "$(head -n 1 <<<"$out" | tr -s ' ')" "UID PID PPID C STIME TTY TIME CMD" "table header (ps -ef's)"
+has_line "$out" "^[^ ]+ +$init +[0-9]+ .* rrt-probe spawn-sleep\$" "table has init with its command line"
+has_line "$out" "^[^ ]+ +$child +$init .* rrt-probe spawn-sleep\$" "table has the child"
 is "$(wc -l <<<"$out")" 3 "and nothing else"
 run rrt ps -f yaml "$id"
 isnt "$rc" 0 "ps -f yaml is refused"
