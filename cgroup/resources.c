@@ -198,6 +198,13 @@ static int plan_memory(struct plan *p, json_object *mem, struct rrt_error *err)
         v < 0 ? xstrdup("max") : xasprintf("%lld", has_limit && limit > 0 ? v - limit : v);
     want(p, "memory.swap", a, "memory.swap",
          (struct target){RRT_CG_MEMORY, "memory.memsw.limit_in_bytes", "memory.swap.max"}, a, b);
+  } else if (has_limit && limit < 0) {
+    /* An unlimited memory without a word on swap unlimits memory+swap too, as runc does: v1
+     * refuses a memory limit above the memsw one, so `update --memory -1` after a swap limit
+     * would fail otherwise (write_all puts memsw first when the kernel says so). */
+    want(p, "memory.swap", "-1", "memory.swap",
+         (struct target){RRT_CG_MEMORY, "memory.memsw.limit_in_bytes", "memory.swap.max"}, "-1",
+         "max");
   }
   if ((r = int_member(mem, "swappiness", "memory.swappiness", &v, err)) < 0)
     return -1;

@@ -389,6 +389,9 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
     return -1;
   if (rrt_sync_expect(ia->sync_fd, RRT_SYNC_HOOKS_DONE, NULL, state_json, err) < 0)
     return -1;
+  /* In the container's root, as runc runs them: a relative path in a hook is the container's. */
+  if (spec->hooks[RRT_HOOK_CREATE_CONTAINER].n > 0 && chdir(rc.rootfs) < 0)
+    return rrt_error_errno(err, "createContainer hooks: chdir %s", rc.rootfs);
   if (spec->hooks[RRT_HOOK_CREATE_CONTAINER].n > 0 &&
       rrt_hooks_run(spec, RRT_HOOK_CREATE_CONTAINER, *state_json, err) < 0)
     return -1;

@@ -146,7 +146,10 @@ static int check_not_symlink(int rootfd, const char *dest, const char *type, str
                          .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH};
   cleanup_close int fd = (int)syscall(SYS_openat2, dirfd, base, &how, sizeof(how));
   if (fd < 0 && errno == ELOOP)
-    return rrt_error_set(err, 0, "mount %s: %s in the rootfs is a symlink", type, dest);
+    return rrt_error_set(err, 0,
+                         "mount %s: %s in the rootfs is a symlink: it must be mounted on "
+                         "ordinary directory",
+                         type, dest);
   if (fd < 0)
     return rrt_error_errno(err, "open %s in the rootfs", dest);
   return 0;

@@ -8,7 +8,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=42
+N=45
 if ! real_root; then
   skip "the cgroup v1 controllers are for real root only; this runs as uid $(id -u)" "$N"
   done_testing
@@ -138,6 +138,20 @@ fails_naming 'ps: ps\(1\) failed' "ps: ps(1)'s failure is an error"
 run rrt update "$id" --pids-limit 33
 is "$rc" 0 "update ID --pids-limit (flags after the id)"
 is "$(cat "$V1/pids/$top/pz/pids.max" 2>/dev/null)" 33 "update ID --pids-limit wrote pids.max"
+# --memory -1 after a swap limit: memory+swap goes unlimited too (v1 refuses memory above memsw).
+mem=$V1/memory/$top/pz
+if [ -e "$mem/memory.memsw.limit_in_bytes" ]; then
+  run rrt update "$id" --memory 64m --memory-swap 96m
+  is "$rc $(cat "$mem/memory.memsw.limit_in_bytes")" "0 100663296" "update --memory-swap sets memsw"
+  run rrt update "$id" --memory -1
+  is "$rc" 0 "update --memory -1 after a swap limit"
+  [ "$rc" = 0 ] || diag "$err"
+  is "$(cat "$mem/memory.limit_in_bytes") $(cat "$mem/memory.memsw.limit_in_bytes")" \
+    "$(cat "$V1/memory/memory.limit_in_bytes") $(cat "$V1/memory/memory.memsw.limit_in_bytes")" \
+    "update --memory -1: memory and memory+swap unlimited"
+else
+  skip "no memory.memsw (swap accounting off)" 3
+fi
 run rrt update "$id" extra
 fails_naming 'unexpected argument "extra"' "update: a second operand is still an error"
 

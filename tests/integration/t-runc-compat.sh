@@ -2,7 +2,8 @@
 # t-runc-compat.sh: what runc's own bats suite (contrib/runc-bats.sh) found missing, rootless:
 # spec --rootless asks for a terminal as runc's does, --console-socket without a terminal is
 # refused, events without a cgroup is an error, a missing seccomp agent is named, exec flags
-# (--ignore-paused, --additional-gids) and update flags after the id are parsed.
+# (--ignore-paused, --additional-gids) and update flags after the id are parsed, createContainer
+# hooks run in the container's root.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
@@ -57,8 +58,19 @@ run rrt delete -f "$id"
 is "$rc" 0 "delete -f"
 nothing_left "$id" "$b"
 
+# ---------------------------------------------------------------- createContainer hooks' cwd
+b=$(mkbundle hk true)
+cfg "$b" '.hooks.createContainer = [{path: "/bin/sh", args: ["sh", "-c", "pwd -P > \($f)"]}]' \
+  --arg f "$T_WORK/hook-cwd"
+id=$(new_id hk)
+run rrt run -b "$b" "$id"
+is "$rc" 0 "run with a createContainer hook"
+is "$(cat "$T_WORK/hook-cwd" 2>/dev/null)" "$(cd "$b/rootfs" && pwd -P)" \
+  "createContainer hooks run in the container's root (a relative path is the container's)"
+nothing_left "$id" "$b"
+
 # ---------------------------------------------------------------- seccomp notify, no agent
-b=$(mkbundle sn rrt-probe true)
+b=$(mkbundle sn true)
 cfg "$b" '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", listenerPath: $s,
   syscalls: [{names: ["mkdir"], action: "SCMP_ACT_NOTIFY"}]}' --arg s "$T_WORK/no-agent.sock"
 id=$(new_id sn)
