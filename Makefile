@@ -172,8 +172,9 @@ fuzz:
 # runc's own bats suite (Debian's runc source package) against rootlessrt, runc and crun, root and
 # rootless, with a side-by-side table: long (about N minutes), so not part of `make check`.
 # RUNC_BATS_ARGS passes flags on (--mode root, --tests 'exec.bats', --cache DIR, --no-debian).
-check-runc: all
-	@RRT_BIN=$(abspath $(BUILD)/rootlessrt) bash contrib/runc-bats.sh $(RUNC_BATS_ARGS)
+check-runc: all $(PTYRUN)
+	@RRT_BIN=$(abspath $(BUILD)/rootlessrt) PTYRUN=$(abspath $(PTYRUN)) \
+	  bash contrib/runc-bats.sh $(RUNC_BATS_ARGS)
 
 podman-check: all
 	@bash tests/podman-check.sh $(abspath $(BUILD)/rootlessrt)

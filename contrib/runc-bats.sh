@@ -4,6 +4,7 @@
 #
 #   contrib/runc-bats.sh [--cache DIR] [--runtime NAME=PATH]... [--mode root|rootless|both]
 #                        [--tests 'a.bats b.bats'] [--no-debian] [--timeout SECONDS]
+#                        [--rootless-features cgroup|idmap|idmap+cgroup|none]
 #
 # Without --runtime: rootlessrt (RRT_BIN, or build/rootlessrt), runc and crun from PATH.
 #
@@ -16,10 +17,12 @@
 # Debian's Go and golang-*-dev packages in GOPATH mode; sd-helper is only used with
 # RUNC_USE_SYSTEMD, which this script does not set, and is not built.
 #
-# Rootless runs are as the user rrt-bats (contrib/ensure-user.sh), with runc's rootless features
-# idmap (its /etc/subuid range, the extra mappings runc_rootless_idmap adds) and cgroup (a
-# delegated /runc-cgroups-integration-test in each cgroup v1 hierarchy, and on the v2 mount when
-# it is the unified one), set up as runc's tests/rootless.sh does without touching newuidmap.
+# Rootless runs are as the user rrt-bats (contrib/ensure-user.sh), with runc's rootless feature
+# cgroup (a delegated /runc-cgroups-integration-test in each cgroup v1 hierarchy, and on the v2
+# mount when it is the unified one), set up as runc's tests/rootless.sh does. Not idmap by default:
+# the suite adds its mappings to what `spec --rootless` wrote, and rootlessrt's spec writes none
+# (the runtime maps the user and its /etc/subuid range itself), so container root would be
+# unmapped; --rootless-features idmap+cgroup runs it anyway (the user's own subuid range).
 #
 # Results: CACHE/results/RUNTIME-MODE.tap (bats TAP), a table on stdout and
 # CACHE/results/table.txt; CACHE/results/diff-MODE.txt lists each test whose result differs
@@ -37,7 +40,8 @@ cache=$top/build/runc-bats
 mode=both
 tests=""
 debian=1
-timeout=60
+timeout=""
+features=cgroup
 declare -a rt_names=() rt_paths=()
 
 while [ $# -gt 0 ]; do
@@ -72,8 +76,14 @@ while [ $# -gt 0 ]; do
       timeout=$2
       shift 2
       ;;
+    --rootless-features)
+      [ $# -ge 2 ] || die "--rootless-features needs cgroup, idmap, idmap+cgroup or none"
+      case $2 in cgroup | idmap | idmap+cgroup | cgroup+idmap) features=$2 ;; none) features="" ;;
+        *) die "--rootless-features $2: not cgroup, idmap, idmap+cgroup or none" ;; esac
+      shift 2
+      ;;
     -h | --help)
-      sed -n '2,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *) die "unexpected argument: $1 (see --help)" ;;
@@ -135,7 +145,8 @@ mkdir -p "$images" || die "cannot create $images"
 make_busybox() {
   local r=$images/busybox.tmp
   rm -rf "$r"
-  mkdir -p "$r"/{bin,dev,etc,home,proc,root,sys,tmp,usr/sbin,var/spool/mail,var/www} ||
+  # No proc or sys, as in that image: mask.bats makes them symlinks.
+  mkdir -p "$r"/{bin,dev,etc,home,root,tmp,usr/sbin,var/spool/mail,var/www} ||
     die "cannot create $r"
   chmod 1777 "$r/tmp"
   chmod 0700 "$r/root"
@@ -258,7 +269,8 @@ setup_rootless() {
   chmod 0755 "$aux_dir"
   # cgroup: as tests/rootless.sh's enable_cgroup, for each v1 hierarchy and the v2 one.
   local cg m
-  for cg in $(cut -d: -f2 </proc/self/cgroup | sed -E 's/^name=//;s/,/\n/g' | sed '/^$/d'); do
+  [[ $features == *cgroup* ]] || cg_rel=/nonexistent
+  [[ $features == *cgroup* ]] && for cg in $(cut -d: -f2 </proc/self/cgroup | sed -E 's/^name=//;s/,/\n/g' | sed '/^$/d'); do
     m=/sys/fs/cgroup/$cg
     [ -d "$m" ] || continue
     mkdir -p "$m$cg_rel" || continue
@@ -273,7 +285,7 @@ setup_rootless() {
       done
     fi
   done
-  if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+  if [[ $features == *cgroup* ]] && [ -e /sys/fs/cgroup/cgroup.controllers ]; then
     for f in $(cat /sys/fs/cgroup/cgroup.controllers); do
       echo "+$f" >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
     done
@@ -284,7 +296,7 @@ setup_rootless() {
     chmod g+rwx "$m$cg_rel"
     chmod g+rw "$m$cg_rel/cgroup.subtree_control" "$m$cg_rel/cgroup.procs" "$m/cgroup.procs"
   fi
-  rootless_env=(ROOTLESS_FEATURES=idmap+cgroup
+  rootless_env=(ROOTLESS_FEATURES="$features"
     ROOTLESS_UIDMAP_START="$start" ROOTLESS_UIDMAP_LENGTH="$ucount"
     ROOTLESS_GIDMAP_START="$gstart" ROOTLESS_GIDMAP_LENGTH="$gcount"
     AUX_UID=1024 AUX_DIR="$aux_dir" HOME="$(getent passwd "$user" | cut -d: -f6)" USER="$user")
@@ -292,6 +304,7 @@ setup_rootless() {
 cleanup_rootless() {
   [ -n "${aux_dir:-}" ] && rm -rf "$aux_dir"
   local m
+  [ "$cg_rel" = /nonexistent ] && return 0
   for m in /sys/fs/cgroup/*"$cg_rel" /sys/fs/cgroup"$cg_rel"; do
     [ -d "$m" ] && rmdir "$m" 2>/dev/null
   done
@@ -323,18 +336,50 @@ if [ -z "$debian_image" ]; then
   files=("${kept[@]}")
 fi
 
+# On a terminal, as runc's CI runs it (script(1)): runc's foreground run opens /dev/tty for a
+# config with process.terminal. ptyrun (tests/helper) gives one that never sees input or EOF.
+ptyrun=${PTYRUN:-$top/build/ptyrun}
+[ -x "$ptyrun" ] || die "$ptyrun missing (make build/ptyrun, or PTYRUN=PATH)"
+
+# A recvtty a test left behind (its teardown found no pid file) keeps bats's output open, and
+# bats waits for it after the last test: once every planned result is in, wait 30 s, then end
+# the recvtty processes of this suite's own binary, by pid.
+watch_suite() { # watch_suite PID TAP
+  local pid=$1 tap=$2 plan done_at=0 p exe
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 5
+    plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$tap" | head -n 1)
+    [ -n "$plan" ] && [ "$(grep -cE '^(not )?ok [0-9]+' "$tap")" -ge "$plan" ] || continue
+    [ "$done_at" = 0 ] && done_at=$SECONDS
+    [ $((SECONDS - done_at)) -ge 30 ] || continue
+    for p in /proc/[0-9]*; do
+      exe=$(readlink "$p/exe" 2>/dev/null) || continue
+      if [ "$exe" = "$srcdir/contrib/cmd/recvtty/recvtty" ]; then
+        say "ending a recvtty left behind (pid ${p#/proc/})"
+        kill "${p#/proc/}" 2>/dev/null
+      fi
+    done
+  done
+  wait "$pid"
+}
+
 run_suite() { # run_suite NAME PATH MODE
   local name=$1 path=$2 m=$3 tap=$results/$1-$3.tap start
   start=$(date +%s)
   say "$name ($m): bats on ${#files[@]} files"
+  # No BATS_TEST_TIMEOUT unless asked: its watchdog is a child of the test's shell, and the tests
+  # that `wait` for their own background jobs (events.bats) then wait for it too and time out.
   local -a envs=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin RUNC="$path"
-    BATS_TEST_TIMEOUT="$timeout" TMPDIR=/tmp LANG=C.UTF-8)
+    ${timeout:+BATS_TEST_TIMEOUT="$timeout"} TMPDIR=/tmp LANG=C.UTF-8)
   if [ "$m" = root ]; then
-    (cd "$itests" && env -i "${envs[@]}" HOME=/root bats --tap "${files[@]}") >"$tap" 2>"$tap.err"
+    (cd "$itests" && env -i "${envs[@]}" HOME=/root "$ptyrun" --timeout 14400 bats --tap \
+      "${files[@]}") 2>"$tap.err" | tr -d '\r' >"$tap" &
   else
     (cd "$itests" && setpriv --reuid="$user" --regid="$user" --init-groups --reset-env -- \
-      env -i "${envs[@]}" "${rootless_env[@]}" bats --tap "${files[@]}") >"$tap" 2>"$tap.err"
+      env -i "${envs[@]}" "${rootless_env[@]}" "$ptyrun" --timeout 14400 bats --tap "${files[@]}") \
+      2>"$tap.err" | tr -d '\r' >"$tap" &
   fi
+  watch_suite $! "$tap"
   say "$name ($m): $(summary "$tap") in $(($(date +%s) - start)) s"
 }
 
