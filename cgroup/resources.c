@@ -563,6 +563,23 @@ static void undo(struct plan *p)
                p->w[i].dir, p->w[i].file);
 }
 
+/* Files the kernel checks against each other, so that the right order depends on the old and
+ * new values: v1's memory limit against memsw, a cpu period against its quota (here and in the
+ * parent's budget: a shorter period first can be refused while the quota is unlimited). */
+static bool partners(const char *a, const char *b)
+{
+  static const char *const pairs[][2] = {
+      {"memory.limit_in_bytes", "memory.memsw.limit_in_bytes"},
+      {"cpu.cfs_period_us", "cpu.cfs_quota_us"},
+      {"cpu.rt_period_us", "cpu.rt_runtime_us"},
+  };
+  for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+    if ((strcmp(a, pairs[i][0]) == 0 && strcmp(b, pairs[i][1]) == 0) ||
+        (strcmp(a, pairs[i][1]) == 0 && strcmp(b, pairs[i][0]) == 0))
+      return true;
+  return false;
+}
+
 /* Every write, or (on a failure) none: each file's old text is read first and written back. */
 static int write_all(struct plan *p, struct rrt_error *err)
 {
@@ -578,8 +595,9 @@ static int write_all(struct plan *p, struct rrt_error *err)
       continue;
     }
     bool retried = false;
+    /* EINVAL: the partner this plan writes later may have to go first. */
     for (size_t j = i + 1; j < p->n && e.errnum == EINVAL && !retried; j++)
-      if (strcmp(p->w[j].file, "memory.memsw.limit_in_bytes") == 0 &&
+      if (!p->w[j].written && strcmp(p->w[j].dir, w->dir) == 0 && partners(w->file, p->w[j].file) &&
           rrt_cg_write(p->w[j].dir, p->w[j].file, p->w[j].value, NULL) == 0) {
         p->w[j].written = true;
         retried = rrt_cg_write(w->dir, w->file, w->value, NULL) == 0;

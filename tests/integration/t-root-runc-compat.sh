@@ -8,7 +8,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=45
+N=50
 if ! real_root; then
   skip "the cgroup v1 controllers are for real root only; this runs as uid $(id -u)" "$N"
   done_testing
@@ -154,6 +154,25 @@ else
 fi
 run rrt update "$id" extra
 fails_naming 'unexpected argument "extra"' "update: a second operand is still an error"
+
+# ---------------------------------------------------------------- cpu period and quota, in a pod
+# The pod's quota is 50%; a shorter period written before the quota is refused while the child's
+# quota is still unlimited: the partner goes first.
+mkdir -p "$V1/cpu/$top/pod" && echo 50000 >"$V1/cpu/$top/pod/cpu.cfs_quota_us"
+bp=$(rootbundle pod rrt-probe sleep 1000)
+cfg "$bp" '.linux.cgroupsPath = $p' --arg p "/$top/pod/c"
+idp=$(new_id pod)
+run rrt run -d -b "$bp" "$idp"
+is "$rc" 0 "run -d in a pod cgroup with a cpu quota"
+run rrt update --cpu-quota 60000 "$idp"
+fails_naming 'cpu.quota' "update: a quota above the pod's is refused, naming cpu.quota"
+run rrt update --cpu-period 10000 --cpu-quota 3000 "$idp"
+is "$rc" 0 "update --cpu-period 10000 --cpu-quota 3000 under the pod's limit"
+[ "$rc" = 0 ] || diag "$err"
+is "$(cat "$V1/cpu/$top/pod/c/cpu.cfs_period_us") $(cat "$V1/cpu/$top/pod/c/cpu.cfs_quota_us")" \
+  "10000 3000" "both written"
+run rrt delete -f "$idp"
+nothing_left "$idp" "$bp"
 
 # ---------------------------------------------------------------- list: runc's key order
 run rrt list -f json
