@@ -123,6 +123,18 @@ static json_object *linux_section(bool rootless)
     json_object_array_add(namespaces, ns);
   }
   json_object_object_add(l, "namespaces", namespaces);
+  /* As root, runc's device rule: deny everything but the devices every container gets. Tools
+   * that edit the file add their limits next to it (runc's tests select the object holding
+   * "resources"), and a missing one would leave such a limit unwritten. */
+  if (!rootless) {
+    json_object *res = json_object_new_object(), *devs = json_object_new_array();
+    json_object *deny = json_object_new_object();
+    json_object_object_add(deny, "allow", json_object_new_boolean(0));
+    json_object_object_add(deny, "access", str("rwm"));
+    json_object_array_add(devs, deny);
+    json_object_object_add(res, "devices", devs);
+    json_object_object_add(l, "resources", res);
+  }
   json_object_object_add(l, "maskedPaths",
                          STRS("/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys",
                               "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",

@@ -8,7 +8,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=50
+N=51
 if ! real_root; then
   skip "the cgroup v1 controllers are for real root only; this runs as uid $(id -u)" "$N"
   done_testing
@@ -35,6 +35,8 @@ is "$rc" 0 "spec as root"
 is "$(jq -r .process.terminal "$d/config.json")" true "spec: process.terminal true (an interactive sh, as runc's)"
 is "$(jq -r '[.linux.namespaces[].type] | join(",")' "$d/config.json")" "pid,network,ipc,uts,mount" \
   "spec as root: no cgroup or user namespace (runc's list)"
+is "$(jq -c .linux.resources "$d/config.json")" '{"devices":[{"allow":false,"access":"rwm"}]}' \
+  "spec as root: runc's device rule, in a linux.resources that tools add their limits to"
 
 # ---------------------------------------------------------------- --console-socket, no terminal
 b=$(rootbundle cs rrt-probe sleep 100)
