@@ -172,9 +172,8 @@ uint64_t rrt_cgroup_oom_count(const struct rrt_cgroup *cg)
 {
   uint64_t n = 0;
   cleanup_free char *v2 = cg->v2 ? rrt_cg_read(cg->v2, "memory.events") : NULL;
-  cleanup_free char *v1 = cg->v1[RRT_CG_MEMORY] ? rrt_cg_read(cg->v1[RRT_CG_MEMORY],
-                                                               "memory.oom_control")
-                                                 : NULL;
+  cleanup_free char *v1 =
+      cg->v1[RRT_CG_MEMORY] ? rrt_cg_read(cg->v1[RRT_CG_MEMORY], "memory.oom_control") : NULL;
   n += keyed(v2, "oom_kill");
   n += keyed(v1, "oom_kill");
   return n;

@@ -24,7 +24,8 @@ static int parse_duration(const char *s, long long *ns, struct rrt_error *err)
   static const struct {
     const char *unit;
     double ns;
-  } units[] = {{"ns", 1}, {"us", 1e3}, {"µs", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
+  } units[] = {{"ns", 1},  {"us", 1e3}, {"µs", 1e3},  {"ms", 1e6},
+               {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}};
   double total = 0;
   const char *p = s;
   if (!*p)
@@ -34,8 +35,8 @@ static int parse_duration(const char *s, long long *ns, struct rrt_error *err)
     errno = 0;
     double v = strtod(p, &end);
     if (end == p || errno || v < 0 || *p == '-' || *p == '+')
-      return rrt_error_msgf(err, EINVAL, "events: --interval \"%s\": not a duration (e.g. 5s, 100ms)",
-                            s);
+      return rrt_error_msgf(err, EINVAL,
+                            "events: --interval \"%s\": not a duration (e.g. 5s, 100ms)", s);
     size_t best = 0, len = 0;
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
       size_t n = strlen(units[i].unit);
@@ -45,9 +46,8 @@ static int parse_duration(const char *s, long long *ns, struct rrt_error *err)
       }
     }
     if (!len)
-      return rrt_error_msgf(err, EINVAL,
-                            "events: --interval \"%s\": a number needs a unit (ns, us, ms, s, m, h)",
-                            s);
+      return rrt_error_msgf(
+          err, EINVAL, "events: --interval \"%s\": a number needs a unit (ns, us, ms, s, m, h)", s);
     total += v * units[best].ns;
     p = end + len;
   }
