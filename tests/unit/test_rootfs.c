@@ -277,7 +277,8 @@ static void negative_tests(void)
   spec.n_mounts = 1;
   cleanup_free char *bad1 = bpath("bad1/root");
   expect_prepare_error(bad1, &spec,
-                       "mounts[0] (/proc, proc): mount proc: /proc in the rootfs is a symlink",
+                       "mounts[0] (/proc, proc): mount proc: /proc in the rootfs is a symlink: it "
+                       "must be mounted on ordinary directory",
                        "a rootfs whose /proc is a symlink is refused (CVE-2023-27561)");
 
   struct rrt_mount m2[] = {mnt("/x", "tmpfs", "tmpfs", "size=bogus")};

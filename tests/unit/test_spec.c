@@ -544,7 +544,8 @@ static void test_default(bool rootless)
   is_str(s->oci_version, RRT_OCI_VERSION, "%s ociVersion", mode);
   ok(s->root_readonly && strcmp(s->root_path, "rootfs") == 0, "%s root", mode);
   is_str(s->hostname, "rootlessrt", "%s hostname", mode);
-  ok(!s->process->terminal && s->process->no_new_privileges, "%s terminal/noNewPrivileges", mode);
+  /* runc's and crun's spec: an interactive shell on a terminal. */
+  ok(s->process->terminal && s->process->no_new_privileges, "%s terminal/noNewPrivileges", mode);
   ok(s->process->capabilities->bounding.n == 3 && s->process->capabilities->ambient.v == NULL &&
          s->process->capabilities->inheritable.v == NULL,
      "%s capabilities", mode);
@@ -561,7 +562,9 @@ static void test_default(bool rootless)
   ok((find_mount(s, "/sys/fs/cgroup") == NULL) == rootless, "%s cgroup mount", mode);
   is_int(s->n_mounts, rootless ? 6 : 7, "%s mount count", mode);
   ok((rrt_spec_namespace(s, CLONE_NEWUSER) != NULL) == rootless, "%s user namespace", mode);
-  is_int(s->lnx.n_namespaces, rootless ? 7 : 6, "%s namespace count", mode);
+  /* As root runc's list: no user or cgroup namespace. */
+  is_int(s->lnx.n_namespaces, rootless ? 7 : 5, "%s namespace count", mode);
+  ok((rrt_spec_namespace(s, CLONE_NEWCGROUP) != NULL) == rootless, "%s cgroup namespace", mode);
   ok(s->lnx.uid_mappings.v == NULL && s->lnx.gid_mappings.v == NULL, "%s no id mappings", mode);
   ok(s->lnx.masked_paths.n == 11 && strv_has(&s->lnx.masked_paths, "/sys/firmware"),
      "%s maskedPaths", mode);
