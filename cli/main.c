@@ -20,12 +20,26 @@ struct verb {
 
 /* Every verb in rrt_verb_docs (usage.c), in the same order. */
 static const struct verb verbs[] = {
-    {"create", rrt_cmd_create}, {"start", rrt_cmd_start},       {"run", rrt_cmd_run},
-    {"state", rrt_cmd_state},   {"kill", rrt_cmd_kill},         {"delete", rrt_cmd_delete},
-    {"list", rrt_cmd_list},     {"spec", rrt_cmd_spec},         {"exec", rrt_cmd_exec},
-    {"ps", rrt_cmd_ps},         {"events", rrt_cmd_events},     {"pause", rrt_cmd_pause},
-    {"resume", rrt_cmd_resume}, {"update", rrt_cmd_update},     {"store", rrt_cmd_store},
-    {"pull", rrt_cmd_pull},     {"features", rrt_cmd_features}, {"check", rrt_cmd_check},
+    {"create", rrt_cmd_create},
+    {"start", rrt_cmd_start},
+    {"run", rrt_cmd_run},
+    {"state", rrt_cmd_state},
+    {"kill", rrt_cmd_kill},
+    {"delete", rrt_cmd_delete},
+    {"list", rrt_cmd_list},
+    {"spec", rrt_cmd_spec},
+    {"exec", rrt_cmd_exec},
+    {"ps", rrt_cmd_ps},
+    {"events", rrt_cmd_events},
+    {"pause", rrt_cmd_pause},
+    {"resume", rrt_cmd_resume},
+    {"update", rrt_cmd_update},
+    {"store", rrt_cmd_store},
+    {"pull", rrt_cmd_pull},
+    {"features", rrt_cmd_features},
+    {"check", rrt_cmd_check},
+    {"checkpoint", rrt_cmd_checkpoint},
+    {"restore", rrt_cmd_restore},
 };
 
 static const struct verb *find_verb(const char *name)

@@ -65,6 +65,9 @@ const struct rrt_verb_doc rrt_verb_docs[] = {
     {"features", "features", "print the features JSON document"},
     {"check", "check [--json] [--storage DIR]",
      "check what rootless containers need here; each problem with the command that fixes it"},
+    {"checkpoint", "checkpoint [runc's flags] ID",
+     "not supported (no CRIU): an error, nothing done"},
+    {"restore", "restore [runc's flags] ID", "not supported (no CRIU): an error, nothing done"},
 };
 
 const size_t rrt_verb_docs_len = sizeof(rrt_verb_docs) / sizeof(rrt_verb_docs[0]);

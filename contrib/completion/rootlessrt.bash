@@ -3,7 +3,7 @@
 # Installed as share/bash-completion/completions/rootlessrt.
 
 _rootlessrt_verbs="create start run state kill delete list spec exec ps events pause resume update store
-pull features check help"
+pull features check checkpoint restore help"
 _rootlessrt_globals="--root --log --log-format --debug --rootless --systemd-cgroup
 --cgroup-manager --criu -v --version -h --help"
 _rootlessrt_signals="HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM TERM

@@ -2,7 +2,7 @@
 # `rootlessrt list -q`, with the --root given on the line), signal names, files for -b.
 # Installed as share/fish/vendor_completions.d/rootlessrt.fish.
 
-set -l verbs create start run state kill delete list spec exec ps events pause resume update store pull features check help
+set -l verbs create start run state kill delete list spec exec ps events pause resume update store pull features check checkpoint restore help
 
 function __rootlessrt_ids
     set -l tokens (commandline -opc)
@@ -81,6 +81,8 @@ complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a store -d '
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a pull -d 'fetch an image from a registry'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a features -d 'the features JSON'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a check -d 'check this machine for rootless containers'
+complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a checkpoint -d 'not supported (no CRIU)'
+complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a restore -d 'not supported (no CRIU)'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a help -d 'the usage of a verb'
 
 # Every verb.

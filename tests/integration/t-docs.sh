@@ -16,7 +16,7 @@ run "$RRT" --list-flags
 is "$rc" 0 "--list-flags exits 0"
 VERBS=$(awk '$1 == "verb" {print $2}' <<<"$out")
 GLOBALS=$(awk '$1 != "verb"' <<<"$out")
-like "$(tr '\n' ' ' <<<"$VERBS")" '^create start run .*check help $' "--list-flags names the verbs"
+like "$(tr '\n' ' ' <<<"$VERBS")" '^create start run .*check checkpoint restore help $' "--list-flags names the verbs"
 bad=$(grep -vE '^--[a-z0-9-]+( -[a-zA-Z])? (none|arg|optional)$' <<<"$GLOBALS")
 is "$bad" "" "global flags listed as: --long [-s] none|arg"
 declare -A FLAGS # verb -> its flags, long and short, one a line

@@ -54,6 +54,15 @@ run rrt exec --additional-gids -3 "$id" true
 fails_naming 'additional-gids "-3"' "exec --additional-gids -3 is refused"
 run rrt update "$id" --memory 1g --bogus
 fails_naming 'unknown flag --bogus' "update ID with an unknown flag after the id names it"
+# checkpoint and restore: runc's verbs, not supported, said so; the container runs on.
+run rrt checkpoint --image-path "$T_WORK/img" "$id"
+fails_naming '^rootlessrt: checkpoint: not supported by rootlessrt \(no CRIU support\)' \
+  "checkpoint (with runc's flags) says it is not supported"
+is "$(status_of "$id")" running "the container still runs after checkpoint"
+run rrt restore "$id"
+fails_naming 'restore: not supported' "restore says it is not supported"
+run rrt checkpoint --help
+is "$rc" 0 "checkpoint --help"
 run rrt delete -f "$id"
 is "$rc" 0 "delete -f"
 nothing_left "$id" "$b"
