@@ -170,7 +170,7 @@ fuzz:
 	    -o build-fuzz/$$n $$f build-fuzz/librrt.a $(PKG_LIBS) $(SLIRP_LIBS) || exit 1; done
 
 # runc's own bats suite (Debian's runc source package) against rootlessrt, runc and crun, root and
-# rootless, with a side-by-side table: long (about 25 minutes here), so not part of `make check`.
+# rootless, with a side-by-side table: long (6 to 10 minutes here), so not part of `make check`.
 # RUNC_BATS_ARGS passes flags on (--mode root, --tests 'exec.bats', --cache DIR, --no-debian).
 check-runc: all $(PTYRUN)
 	@RRT_BIN=$(abspath $(BUILD)/rootlessrt) PTYRUN=$(abspath $(PTYRUN)) \
