@@ -20,9 +20,8 @@ static int unsupported(const char *verb, int argc, char **argv, struct rrt_error
       rrt_cmd_usage(verb);
       return 0;
     }
-  return rrt_error_msgf(err, ENOTSUP,
-                        "%s: not supported by rootlessrt (no CRIU support); nothing was done",
-                        verb);
+  return rrt_error_msgf(
+      err, ENOTSUP, "%s: not supported by rootlessrt (no CRIU support); nothing was done", verb);
 }
 
 int rrt_cmd_checkpoint(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err)
