@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rootlessrt/log.h"
 #include "rootlessrt/reexec.h"
 #include "rootlessrt/util.h"
 
@@ -73,6 +74,7 @@ int rrt_reexec_sealed(char **argv, struct rrt_error *err)
     self[len] = '\0';
     setenv(RRT_EXE_ENV, self, 1);
   }
+  rrt_phase_export();
   fexecve(mfd, argv, environ);
   return rrt_error_errno(err, "fexecve the sealed copy");
 }
