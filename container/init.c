@@ -13,11 +13,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "rootlessrt/cgroup.h"
 #include "rootlessrt/confine.h"
 #include "rootlessrt/container.h"
 #include "rootlessrt/hooks.h"
 #include "rootlessrt/image.h"
 #include "rootlessrt/init.h"
+#include "rootlessrt/log.h"
 #include "rootlessrt/net.h"
 #include "rootlessrt/rootfs.h"
 #include "rootlessrt/sync.h"
@@ -238,6 +240,7 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
    * exec), the namespaces are made already: the creator of a user namespace
    * has every capability in it before any id is mapped. Only what needs a
    * mapped id (setresuid, files) waits for the maps. */
+  rrt_phase("init: cloned");
   if (open_namespaces(ia, fds, err) < 0 || join_namespaces(ia, fds, err) < 0)
     goto out;
   leave_runtime_cpu(ia);
@@ -251,6 +254,7 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
     rrt_error_errno(err, "unshare(0x%x)", early);
     goto out;
   }
+  rrt_phase("init: namespaces 0x%x made", early);
   if ((ia->ns_flags & CLONE_NEWTIME) && write_time_offsets(ia->spec, err) < 0)
     goto out;
   /* A pid (or time) namespace, new or joined, applies to children only: init is a fork, or it
@@ -262,7 +266,8 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
      * so that init never exists dumpable there, not even before it first runs. */
     if (joined_pid)
       rrt_confine_undumpable();
-    pid_t pid = fork();
+    bool in_v2 = false;
+    pid_t pid = ia->cg_join ? rrt_cgroup_fork_into(ia->cg_join, &in_v2) : fork();
     if (pid < 0) {
       rrt_error_errno(err, "fork init");
       goto out;
@@ -281,7 +286,12 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
       wait_for_maps(ia->maps_fd);
       _exit(0);
     }
+    if (ia->cg_join && rrt_cgroup_join_self(ia->cg_join, in_v2, err) < 0)
+      goto out;
+    rrt_phase("init: forked%s", ia->cg_join ? ", in the container's cgroups" : "");
   } else {
+    if (ia->cg_join && rrt_cgroup_join_self(ia->cg_join, false, err) < 0)
+      goto out;
     cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
     if (pidfd < 0) {
       rrt_error_errno(err, "pidfd_open init");
