@@ -317,6 +317,7 @@ static int make_state(struct create_ctx *c, struct rrt_error *err)
   c->dir_created = true;
   if (make_state_files(c, err) < 0)
     return in_state_dir(c, err);
+  PHASE("state directory made (config copy, start socket)");
   return 0;
 }
 
@@ -374,6 +375,9 @@ static int run_hooks(struct create_ctx *c, enum rrt_hook_kind kind, const char *
   int r = create_interrupted ? rrt_error_msgf(err, EINTR, "interrupted")
                              : rrt_hooks_run(c->spec, kind, json, err);
   create_signals_set(true);
+  if (r == 0)
+    PHASE("hooks: %zu %s hook%s run", c->spec->hooks[kind].n, rrt_hook_kind_name(kind),
+          c->spec->hooks[kind].n == 1 ? "" : "s");
   return r;
 }
 
@@ -458,7 +462,7 @@ static int create_prepare(struct create_ctx *c, struct rrt_error *err)
 {
   if (load_bundle(c, err) < 0)
     return -1;
-  PHASE("config loaded");
+  PHASE("config.json parsed and validated");
   if (rrt_net_config_build(c->spec, c->o->network, c->o->publish, c->o->n_publish, c->o->net_opts,
                            c->o->n_net_opts, &c->net, err) < 0)
     return -1;
@@ -472,6 +476,7 @@ static int create_prepare(struct create_ctx *c, struct rrt_error *err)
     return -1;
   if (setup_userns_plan(c, err) < 0)
     return -1;
+  PHASE("namespaces, network and user namespace planned");
   if (c->o->pid_file)
     c->pid_file = absolute(c->o->pid_file);
   if (open_console_socket(c, err) < 0)
@@ -542,6 +547,7 @@ static int send_hooks_done(struct create_ctx *c, int sync_fd, struct rrt_error *
   if (rrt_sync_send(sync_fd, RRT_SYNC_HOOKS_DONE, 0, state_json, err) < 0)
     return -1;
   c->hooks_done_sent = true;
+  PHASE("sync: HOOKS_DONE sent");
   if (c->for_run && !c->pid_file) {
     if (rrt_sync_send(sync_fd, RRT_SYNC_START, 0, NULL, err) < 0)
       return -1;
@@ -587,7 +593,7 @@ static int create_after_init(struct create_ctx *c, int sync_fd, pid_t init, stru
 {
   if (expect_ns_ready(c, sync_fd, init, err) < 0)
     return -1;
-  PHASE("namespaces and mounts ready");
+  PHASE("sync: NS_READY received (init's namespaces and mounts ready)");
   rrt_hostfds_release(&c->hostfds); /* init has mounted them */
   if (c->hooks_done_sent)
     goto created;
@@ -608,7 +614,7 @@ static int create_after_init(struct create_ctx *c, int sync_fd, pid_t init, stru
 created:
   if (rrt_sync_expect(sync_fd, RRT_SYNC_CREATED, NULL, NULL, err) < 0)
     return -1;
-  PHASE("init created and blocked");
+  PHASE("sync: CREATED received (init created and blocked until start)");
   return 0;
 }
 
@@ -653,6 +659,7 @@ static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
     return -1;
   if (rrt_state_record_init(c->dirfd, c->st.pid, c->st.pid_start, err) < 0)
     return in_state_dir(c, err);
+  PHASE("state: init recorded");
   /* Its directories are recorded as they are made (record_cgroup). */
   if ((!c->cgroup_made && setup_cgroup(c, init, err) < 0) ||
       set_oom_score_adj(c->spec, init, err) < 0)
@@ -671,11 +678,13 @@ static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
   if (send_resolv_conf(c, sync_fd, err) < 0 ||
       rrt_sync_send_fd(sync_fd, RRT_SYNC_CONTINUE, 0, NULL, c->listen_fd, err) < 0)
     return -1;
+  PHASE("sync: CONTINUE sent");
   /* Everything state.json holds is known now, but for a network helper yet to start. */
   if (c->net.mode == RRT_NET_SLIRP)
     return 0;
   if (rrt_state_write(c->dirfd, &c->st, err) < 0)
     return in_state_dir(c, err);
+  PHASE("state.json written");
   /* Nothing for the runtime to do at NS_READY either: no prestart or createRuntime hook. */
   if (c->spec->hooks[RRT_HOOK_PRESTART].n == 0 && c->spec->hooks[RRT_HOOK_CREATE_RUNTIME].n == 0)
     return send_hooks_done(c, sync_fd, err);
@@ -728,6 +737,8 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   cleanup_pid pid_t child = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
   if (child < 0)
     return rrt_error_errno(err, "clone(%s)", c->plan.create ? "CLONE_NEWUSER" : "");
+  if (child > 0)
+    PHASE("clone: child %d%s", (int)child, c->plan.create ? " in a new user namespace" : "");
   create_child = child;
   if (child == 0) {
     close(parent_fd);
@@ -775,7 +786,10 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   int r = rrt_userns_maps_end(steal_ptr(&maps), err);
   if (r < 0)
     return rrt_error_wrap(err, "user namespace");
-  PHASE("id maps written");
+  if (c->plan.create)
+    PHASE("user namespace: id maps written");
+  else
+    PHASE("user namespace: none made, no id maps to write");
   close(steal_fd(&maps_w));
   if (create_after_init(c, parent_fd, init, err) < 0) {
     why_init_ended(c, err);
@@ -786,6 +800,7 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   if (c->pid_file && rrt_write_pid_file(c->pid_file, init, err) < 0)
     return -1;
   c->pid_file_written = c->pid_file != NULL;
+  PHASE("create done");
   if (c->for_run)
     c->sync_fd = steal_fd(&parent_fd);
   /* Success: init stays blocked until start; the guards disarm. */

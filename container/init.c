@@ -302,6 +302,7 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
   }
   if (await_continue_and_maps(ia, err) < 0)
     goto out;
+  rrt_phase("init: sync: CONTINUE received%s", ia->plan->create ? ", id maps written" : "");
   close(ia->maps_fd);
   ia->maps_fd = -1;
   if (ia->plan->create && become_root(ia->plan, err) < 0)
@@ -383,6 +384,8 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
   };
   rrt_overlay_set_runtime(ia->sync_fd); /* the runtime serves fuse-overlayfs (image.h) */
   int r = rrt_rootfs_prepare(&rc, err);
+  if (r == 0)
+    rrt_phase("init: rootfs and the config's mounts made");
   close_hostfds(ia->hostfds);
   if (ia->resolv_fd >= 0)
     close(steal_fd(&ia->resolv_fd));
@@ -399,11 +402,15 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
     return -1;
   if (rrt_sync_expect(ia->sync_fd, RRT_SYNC_HOOKS_DONE, NULL, state_json, err) < 0)
     return -1;
+  rrt_phase("init: sync: HOOKS_DONE received");
   if (spec->hooks[RRT_HOOK_CREATE_CONTAINER].n > 0 &&
       rrt_hooks_run(spec, RRT_HOOK_CREATE_CONTAINER, *state_json, err) < 0)
     return -1;
+  if (spec->hooks[RRT_HOOK_CREATE_CONTAINER].n > 0)
+    rrt_phase("init: hooks: createContainer run");
   if (rrt_rootfs_pivot(&rc, ia->no_pivot, err) < 0)
     return -1;
+  rrt_phase("init: %s done", ia->no_pivot ? "chroot (--no-pivot)" : "pivot_root");
   /* Before finalize: readonlyPaths (podman lists /proc/sys) would make the
    * sysctl files read-only. */
   if (rrt_sysctl_apply(spec, err) < 0)
@@ -413,6 +420,7 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
     return -1;
   if (rrt_rootfs_finalize(&rc, err) < 0)
     return -1;
+  rrt_phase("init: masked and read-only paths done");
   /* runtime.md: a config without process can be created; start is what fails. */
   if (spec->process &&
       (rrt_process_find_exec(spec->process, rrt_process_keep_groups(spec), exec_path, err) < 0 ||
@@ -421,6 +429,7 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
   join_session_keyring(ia->no_new_keyring);
   if (ia->console_fd >= 0 && rrt_terminal_setup(spec->process, ia->console_fd, err) < 0)
     return rrt_error_wrap(err, "terminal");
+  rrt_phase("init: process checked and prepared; sync: CREATED sent");
   return rrt_sync_send(ia->sync_fd, RRT_SYNC_CREATED, 0, NULL, err);
 }
 
