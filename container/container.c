@@ -445,6 +445,17 @@ static bool init_joins_cgroup(const struct create_ctx *c)
          rrt_host_privileged();
 }
 
+/* Whether the child forks init (into a pid or time namespace, created or joined) or is init. */
+static bool child_forks_init(const struct rrt_init_args *ia)
+{
+  if (ia->ns_flags & (CLONE_NEWPID | CLONE_NEWTIME))
+    return true;
+  for (size_t i = 0; i < ia->n_join; i++)
+    if (ia->join_types[i] == CLONE_NEWPID || ia->join_types[i] == CLONE_NEWTIME)
+      return true;
+  return false;
+}
+
 static void maps_job_abort(struct rrt_maps_job **job)
 {
   rrt_userns_maps_abort(*job);
@@ -734,7 +745,10 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   }
   PHASE("cloning");
   int flags = SIGCHLD | (c->plan.create ? CLONE_NEWUSER : 0);
-  cleanup_pid pid_t child = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
+  /* Without a pid (or time) namespace the child is init (init.c): it starts in its cgroup. */
+  cleanup_pid pid_t child = c->init.cg_join && !child_forks_init(&c->init)
+                                ? rrt_cgroup_fork_into(c->init.cg_join, &c->init.cg_in_v2)
+                                : (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
   if (child < 0)
     return rrt_error_errno(err, "clone(%s)", c->plan.create ? "CLONE_NEWUSER" : "");
   if (child > 0)

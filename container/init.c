@@ -290,7 +290,7 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
       goto out;
     rrt_phase("init: forked%s", ia->cg_join ? ", in the container's cgroups" : "");
   } else {
-    if (ia->cg_join && rrt_cgroup_join_self(ia->cg_join, false, err) < 0)
+    if (ia->cg_join && rrt_cgroup_join_self(ia->cg_join, ia->cg_in_v2, err) < 0)
       goto out;
     cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
     if (pidfd < 0) {

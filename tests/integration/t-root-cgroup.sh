@@ -8,7 +8,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=65
+N=66
 if ! real_root; then
   skip "cgroup v1 is for real root only; this runs as uid $(id -u)" "$N"
   done_testing
@@ -266,6 +266,20 @@ is "${missing# }" "" "--debug create logs every phase as 'T ms (+D): WHAT'"
 [ -z "$missing" ] || diag "$(cat "$T_WORK/phases.log")"
 rrt delete -f "$id" >/dev/null 2>&1
 cfg "$b" 'del(.hooks)'
+
+# Without a pid namespace init is the runtime's child itself: it starts in its cgroups too.
+cfg "$b" '.linux.cgroupsPath = $p | .linux.namespaces |= map(select(.type != "pid"))' \
+  --arg p "/$top/nopid"
+id=$(new_id nopid)
+run rrt run -d -b "$b" "$id"
+init=$(state_field "$id" .pid)
+in=""
+for c in memory cpu pids freezer devices; do
+  grep -qx "$init" "$V1/$c/$top/nopid/cgroup.procs" 2>/dev/null && in+=" $c"
+done
+is "$rc:${in# }" "0:memory cpu pids freezer devices" "no pid namespace: init is in every v1 controller"
+rrt delete -f "$id" >/dev/null 2>&1
+cfg "$b" '.linux.namespaces += [{"type": "pid"}]'
 for bad in "a/../b" "sys.slice:p:n" "/"; do
   cfg "$b" '.linux.cgroupsPath = $p' --arg p "$bad"
   id=$(new_id bad)
