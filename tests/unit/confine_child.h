@@ -25,28 +25,33 @@
 
 typedef int (*child_fn)(int out, void *arg);
 
-/* Runs fn in a forked child; out collects what it writes to its pipe.
- * Returns the wait status. */
-static inline int in_child(child_fn fn, void *arg, char **out)
+/* Forks a child that runs fn, its pipe's write end as out; returns the read end. */
+static inline int child_start(child_fn fn, void *arg, pid_t *pid)
 {
   int p[2];
   if (pipe2(p, O_CLOEXEC) < 0)
     abort();
   fflush(stdout);
-  pid_t pid = fork();
-  if (pid < 0)
+  *pid = fork();
+  if (*pid < 0)
     abort();
-  if (pid == 0) {
+  if (*pid == 0) {
     close(p[0]);
     _exit(fn(p[1], arg));
   }
   close(p[1]);
+  return p[0];
+}
+
+/* Collects what a child_start child wrote (out, when not NULL) and reaps it: the wait status. */
+static inline int child_finish(pid_t pid, int rfd, char **out)
+{
   struct rrt_error e = RRT_ERROR_INIT;
   char *buf = NULL;
-  if (rrt_read_fd(p[0], &buf, NULL, &e) < 0)
+  if (rrt_read_fd(rfd, &buf, NULL, &e) < 0)
     buf = xstrdup("");
   rrt_error_clear(&e);
-  close(p[0]);
+  close(rfd);
   int status;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
@@ -55,6 +60,15 @@ static inline int in_child(child_fn fn, void *arg, char **out)
   else
     free(buf);
   return status;
+}
+
+/* Runs fn in a forked child; out collects what it writes to its pipe.
+ * Returns the wait status. */
+static inline int in_child(child_fn fn, void *arg, char **out)
+{
+  pid_t pid;
+  int rfd = child_start(fn, arg, &pid);
+  return child_finish(pid, rfd, out);
 }
 
 static inline bool exited0(int status)
@@ -108,6 +122,8 @@ static inline bool userns_works(void)
   char *out = NULL;
   int st = in_child(userns_child, NULL, &out);
   free(out);
+  if (!exited0(st))
+    printf("# user namespaces unavailable: namespace tests are skipped\n");
   return exited0(st);
 }
 

@@ -88,16 +88,8 @@ static int fork_mapped(struct mapped_child *m, char **out)
 {
   if (pipe2(m->go, O_CLOEXEC) < 0 || pipe2(m->ready, O_CLOEXEC) < 0)
     abort();
-  int p[2];
-  if (pipe2(p, O_CLOEXEC) < 0)
-    abort();
-  fflush(stdout);
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(p[0]);
-    _exit(mapped_caps_child(p[1], m));
-  }
-  close(p[1]);
+  pid_t pid;
+  int rfd = child_start(mapped_caps_child, m, &pid);
   char b;
   if (read(m->ready[0], &b, 1) == 1) {
     char path[64];
@@ -107,13 +99,7 @@ static int fork_mapped(struct mapped_child *m, char **out)
     write_str(path, "0 0 1\n1000 1000 1");
     (void)!write(m->go[1], "g", 1);
   }
-  struct rrt_error e = RRT_ERROR_INIT;
-  if (rrt_read_fd(p[0], out, NULL, &e) < 0)
-    *out = xstrdup("");
-  rrt_error_clear(&e);
-  close(p[0]);
-  int st;
-  waitpid(pid, &st, 0);
+  int st = child_finish(pid, rfd, out);
   close(m->go[0]);
   close(m->go[1]);
   close(m->ready[0]);
@@ -200,8 +186,6 @@ static void test_caps_apply(bool have_userns)
 int main(void)
 {
   bool have_userns = userns_works();
-  if (!have_userns)
-    printf("# user namespaces unavailable: namespace tests are skipped\n");
   test_caps_validate();
   test_caps_apply(have_userns);
   return tap_done();

@@ -120,6 +120,19 @@ static int personality_child(int out, void *arg)
   return 0;
 }
 
+/* fn's child, which needs a user namespace (a counted skip without one), reports want. */
+static void userns_child_says(bool have_userns, child_fn fn, const char *want, const char *name)
+{
+  if (!have_userns) {
+    ok(1, "# SKIP user namespaces unavailable");
+    return;
+  }
+  char *out = NULL;
+  in_child(fn, NULL, &out);
+  is_str(out, want, "%s", name);
+  free(out);
+}
+
 static void test_limits(bool have_userns)
 {
   char *out = NULL;
@@ -128,16 +141,10 @@ static void test_limits(bool have_userns)
   is_str(out, "512/1024 0/0", "rlimits: getrlimit sees soft/hard as configured");
   free(out);
 
-  if (have_userns) {
-    st = in_child(rlimit_raise_child, NULL, &out);
-    is_str(out,
-           "process.rlimits[0] (RLIMIT_NOFILE): cannot raise hard limit above 1024: Operation not "
-           "permitted",
-           "rlimits: raising the hard limit fails with a clear error");
-    free(out);
-  } else {
-    ok(1, "# SKIP user namespaces unavailable");
-  }
+  userns_child_says(have_userns, rlimit_raise_child,
+                    "process.rlimits[0] (RLIMIT_NOFILE): cannot raise hard limit above 1024: "
+                    "Operation not permitted",
+                    "rlimits: raising the hard limit fails with a clear error");
 
   struct rrt_rlimit bad[] = {{"RLIMIT_NOFILE", RLIMIT_NOFILE, 10, 5}};
   struct rrt_process proc = {.rlimits = bad, .n_rlimits = 1};
@@ -159,16 +166,10 @@ static void test_limits(bool have_userns)
   is_str(out, "io=2/5 batch=1 nice=7", "ioPriority BE/5 and SCHED_BATCH nice 7 applied");
   free(out);
 
-  if (have_userns) {
-    st = in_child(sched_fifo_child, NULL, &out);
-    is_str(out,
-           "process.scheduler (SCHED_FIFO, priority 10, nice 0): sched_setattr: "
-           "Operation not permitted",
-           "scheduler: EPERM names the policy");
-    free(out);
-  } else {
-    ok(1, "# SKIP user namespaces unavailable");
-  }
+  userns_child_says(have_userns, sched_fifo_child,
+                    "process.scheduler (SCHED_FIFO, priority 10, nice 0): sched_setattr: "
+                    "Operation not permitted",
+                    "scheduler: EPERM names the policy");
 
   struct rrt_process badsched = {.scheduler = {.present = true, .policy = "SCHED_FAST"}};
   ok(rrt_process_limits_apply(&badsched, &e) < 0 &&
@@ -184,8 +185,6 @@ static void test_limits(bool have_userns)
 int main(void)
 {
   bool have_userns = userns_works();
-  if (!have_userns)
-    printf("# user namespaces unavailable: namespace tests are skipped\n");
   test_limits(have_userns);
   return tap_done();
 }

@@ -153,12 +153,14 @@ static void test_seccomp_errors(void)
 struct notify_arg {
   struct rrt_seccomp_filter *f;
   const struct rrt_seccomp *sc;
+  int ls; /* the agent's listening socket, closed in the child */
 };
 
 static int notify_child(int out, void *arg)
 {
   struct notify_arg *n = arg;
   struct rrt_error e = RRT_ERROR_INIT;
+  close(n->ls);
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return 2;
   const char *state = "{\"ociVersion\":\"1.3.0\",\"id\":\"c1\",\"status\":\"creating\","
@@ -191,19 +193,9 @@ static void test_seccomp_notify(void)
                            .syscalls = s,
                            .n_syscalls = 1};
   struct rrt_seccomp_filter *f = compile_ok(&sc, NULL, "notify profile");
-  struct notify_arg na = {f, &sc};
-
-  int p[2];
-  if (pipe2(p, O_CLOEXEC) < 0)
-    abort();
-  fflush(stdout);
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(p[0]);
-    close(ls);
-    _exit(notify_child(p[1], &na));
-  }
-  close(p[1]);
+  struct notify_arg na = {f, &sc, ls};
+  pid_t pid;
+  int rfd = child_start(notify_child, &na, &pid);
   rrt_seccomp_filter_release_listener(f);
 
   int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
@@ -254,19 +246,13 @@ static void test_seccomp_notify(void)
   }
   ok(answered == 0, "seccomp notify: the agent received mkdir and answered");
   char *out = NULL;
-  struct rrt_error e = RRT_ERROR_INIT;
-  if (rrt_read_fd(p[0], &out, NULL, &e) < 0)
-    out = xstrdup("");
-  rrt_error_clear(&e);
-  int status;
-  waitpid(pid, &status, 0);
+  child_finish(pid, rfd, &out);
   is_str(out, "mkdir=EROFS", "seccomp notify: the container saw the agent's answer");
   free(out);
   if (fd >= 0)
     close(fd);
   if (c >= 0)
     close(c);
-  close(p[0]);
   close(ls);
   unlink(sock_path);
   rmdir(dir);
