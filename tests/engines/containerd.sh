@@ -15,6 +15,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # shellcheck source=tap.sh
 source "$here/tap.sh"
+# shellcheck source=daemon.sh
+source "$here/daemon.sh"
 
 # ---------------------------------------------------------------- the outer harness (root)
 
@@ -42,7 +44,7 @@ outer() {
   cp "$runtime" "$work/bin/rootlessrt" || exit 2
   [ -x "$(dirname "$runtime")/rootlessrt-net" ] && cp "$(dirname "$runtime")/rootlessrt-net" "$work/bin/"
   [ -x "$(dirname "$runtime")/ptyrun" ] && cp "$(dirname "$runtime")/ptyrun" "$work/bin/"
-  cp "$here/containerd.sh" "$here/tap.sh" "$work/bin/" || exit 2
+  cp "$here/containerd.sh" "$here/tap.sh" "$here/daemon.sh" "$work/bin/" || exit 2
   if ! bash "$here/oci-image.sh" "$work/image.tar" docker.io/rrt/busybox:test >"$work/image.log" 2>&1; then
     fail "build the OCI image" "$(cat "$work/image.log")"
     summary containerd
@@ -211,27 +213,8 @@ if [ "$mode" = rootless ] && [ -L /run/containerd ]; then
   rm -f /run/containerd
 fi
 mkdir -p "$W/root" "$W/state" "$W/fifo" "$RUNC_ROOT"
-cat >"$W/config.toml" <<EOF
-version = 2
-root = "$W/root"
-state = "$W/state"
-disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.btrfs",
-  "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.aufs",
-  "io.containerd.snapshotter.v1.devmapper", "io.containerd.internal.v1.opt",
-  "io.containerd.tracing.processor.v1.otlp"]
-[grpc]
-  address = "$W/c.sock"
-[ttrpc]
-  address = "$W/c.sock.ttrpc"
-EOF
-containerd --config "$W/config.toml" >"$W/containerd.log" 2>&1 &
-ctrd_pid=$!
-for _ in $(seq 200); do
-  ctr_ version >/dev/null 2>&1 && break
-  kill -0 "$ctrd_pid" 2>/dev/null || break
-  sleep 0.1
-done
-if ! ctr_ version >/dev/null 2>&1; then
+containerd_config "$W" io.containerd.grpc.v1.cri io.containerd.internal.v1.opt >"$W/config.toml"
+if ! start_containerd "$W"; then
   fail "containerd starts" "$(tail -n 20 "$W/containerd.log")"
   summary "$mode"
   exit 1

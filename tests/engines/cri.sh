@@ -13,6 +13,8 @@ export LC_ALL=C
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tap.sh
 source "$here/tap.sh"
+# shellcheck source=daemon.sh
+source "$here/daemon.sh"
 
 if [ "${1:-}" != --inner ]; then
   [ $# -eq 1 ] || {
@@ -68,17 +70,9 @@ restrict=false
 if [ $((0x$(awk '/^CapBnd:/ {print $2}' /proc/self/status) >> 24 & 1)) -eq 0 ]; then
   restrict=true
 fi
-cat >"$W/config.toml" <<TOML
-version = 2
-root = "$W/root"
-state = "$W/state"
-disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
-  "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.devmapper",
-  "io.containerd.tracing.processor.v1.otlp"]
-[grpc]
-  address = "$W/c.sock"
-[ttrpc]
-  address = "$W/c.sock.ttrpc"
+{
+  containerd_config "$W"
+  cat <<TOML
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "docker.io/rrt/pause:test"
   stream_server_address = "127.0.0.1"
@@ -106,15 +100,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
         BinaryName = "$(command -v runc || echo /usr/sbin/runc)"
         Root = "$W/runc-runc"
 TOML
-containerd --config "$W/config.toml" >"$W/containerd.log" 2>&1 &
-ctrd_pid=$!
+} >"$W/config.toml"
 ctr_() { timeout -k 5 60 ctr --address "$W/c.sock" -n k8s.io "$@"; }
-for _ in $(seq 200); do
-  ctr_ version >/dev/null 2>&1 && break
-  kill -0 "$ctrd_pid" 2>/dev/null || break
-  sleep 0.1
-done
-if ! ctr_ version >/dev/null 2>&1; then
+if ! start_containerd "$W"; then
   fail "containerd with its CRI plugin starts" "$(tail -n 20 "$W/containerd.log")"
   summary cri
   exit 1

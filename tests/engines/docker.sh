@@ -26,6 +26,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # shellcheck source=tap.sh
 source "$here/tap.sh"
+# shellcheck source=daemon.sh
+source "$here/daemon.sh"
 
 # The checks of one mode (29 scenarios, then the leftovers: 5 as root, 4 rootless), for the skips.
 N_ROOT=34 N_ROOTLESS=33
@@ -80,7 +82,7 @@ outer() {
   for h in rootlessrt-net rootlessrt-systemd; do
     [ -x "$(dirname "$runtime")/$h" ] && cp "$(dirname "$runtime")/$h" "$work/bin/"
   done
-  cp "$here/docker.sh" "$here/tap.sh" "$work/bin/" || exit 2
+  cp "$here/docker.sh" "$here/tap.sh" "$here/daemon.sh" "$work/bin/" || exit 2
   if ! bash "$here/oci-image.sh" --docker "$work/image.tar" docker.io/rrt/busybox:test \
     >"$work/image.log" 2>&1; then
     fail "build the image tarball" "$(cat "$work/image.log")"
@@ -127,14 +129,7 @@ run_inner() {
 }
 
 # wait_daemon DIR PID: until the daemon at DIR/d.sock answers (60 s), or its process is gone.
-wait_daemon() {
-  for _ in $(seq 600); do
-    timeout 5 "$DOCKER_CLI" -H "unix://$1/d.sock" version >/dev/null 2>&1 && return 0
-    kill -0 "$2" 2>/dev/null || return 1
-    sleep 0.1
-  done
-  return 1
-}
+wait_daemon() { wait_answering "$2" 60 timeout 5 "$DOCKER_CLI" -H "unix://$1/d.sock" version; }
 
 # stop_daemon PID: SIGTERM (dockerd stops its containers and its containerd), 30 s, then SIGKILL.
 stop_daemon() {
