@@ -12,9 +12,8 @@ need_cgroup_v1 "$N" memory cpu cpuset freezer
 top=rrt-te-$$
 trap 'remove_v1_tree "$top"; _cleanup' EXIT
 
-b=$(mkbundle ce rrt-probe sleep 1000)
-cfg "$b" '.linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)
-  | .linux.resources = {"blockIO": {"weight": 0}, "cpu": {"shares": 0},
+b=$(rootbundle ce rrt-probe sleep 1000)
+cfg "$b" '.linux.resources = {"blockIO": {"weight": 0}, "cpu": {"shares": 0},
                         "memory": {"limit": 67108864}}
   | .linux.cgroupsPath = $p' --arg p "/$top/docker"
 d=$top/docker

@@ -14,9 +14,8 @@ need_cgroup_v1 "$N" memory cpu pids freezer
 top=rrt-t-$$
 trap 'remove_v1_tree "$top"; _cleanup' EXIT
 
-b=$(mkbundle cg rrt-probe sleep 1000)
-cfg "$b" '.linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)
-  | .linux.resources = {"memory": {"limit": 67108864}, "cpu": {"quota": 50000, "period": 100000},
+b=$(rootbundle cg rrt-probe sleep 1000)
+cfg "$b" '.linux.resources = {"memory": {"limit": 67108864}, "cpu": {"quota": 50000, "period": 100000},
                         "pids": {"limit": 20}}
   | .linux.cgroupsPath = $p' --arg p "/$top/abs"
 
