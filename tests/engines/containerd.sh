@@ -27,14 +27,12 @@ outer() {
     exit 2
   }
   if [ "$(id -u)" -ne 0 ] || [ "$(awk 'NR == 1 {print $3}' /proc/self/uid_map)" != 4294967295 ]; then
-    echo "containerd: skipped (needs real root to start containerd)"
-    N_SKIP=1 && summary containerd && exit 0
+    skip_suite containerd "needs real root to start containerd"
   fi
   local c
   for c in containerd ctr containerd-shim-runc-v2; do
     command -v "$c" >/dev/null 2>&1 || {
-      echo "containerd: skipped ($c is not installed; contrib/install-deps.sh installs it as root)"
-      N_SKIP=1 && summary containerd && exit 0
+      skip_suite containerd "$c is not installed; contrib/install-deps.sh installs it as root"
     }
   done
   work=$(mktemp -d /tmp/rrt-ctrd.XXXXXX) || exit 2
@@ -103,14 +101,11 @@ outer_cleanup() {
 }
 
 add_counts() { # add_counts SUMMARY-LINE MODE
-  local n
   if [ -z "$1" ]; then
     fail "$2: the scenarios printed no summary"
     return
   fi
-  n=$(sed -n 's/.* \([0-9]*\) passed.*/\1/p' <<<"$1") && N_PASS=$((N_PASS + n))
-  n=$(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$1") && N_FAIL=$((N_FAIL + n))
-  n=$(sed -n 's/.* \([0-9]*\) skipped.*/\1/p' <<<"$1") && N_SKIP=$((N_SKIP + n))
+  add_summary "$1"
 }
 
 case ${1:-} in
@@ -158,18 +153,23 @@ POD_CG_TOP=rrt-kubepods-$$
 trap inner_cleanup EXIT
 
 ctr_() { timeout -k 5 60 ctr --address "$W/c.sock" "$@"; }
-# crun_ ID [CTR-RUN-FLAGS...] -- CMD...: ctr run with this runtime, no network but loopback
-crun_() {
-  local id=$1
-  local -a flags=()
-  shift
+# split_args [FLAGS...] -- CMD...: fills the caller's arrays flags (the words before --) and cmd.
+split_args() {
   while [ $# -gt 0 ] && [ "$1" != -- ]; do
     flags+=("$1")
     shift
   done
   shift
+  cmd=("$@")
+}
+# crun_ ID [CTR-RUN-FLAGS...] -- CMD...: ctr run with this runtime, no network but loopback
+crun_() {
+  local id=$1
+  local -a flags=() cmd=()
+  shift
+  split_args "$@"
   ctr_ run --runtime io.containerd.runc.v2 --runc-binary "$RRT" --runc-root "$RUNC_ROOT" \
-    --fifo-dir "$W/fifo" "${CG_FLAGS[@]}" "${flags[@]}" "$IMG" "$id" "$@"
+    --fifo-dir "$W/fifo" "${CG_FLAGS[@]}" "${flags[@]}" "$IMG" "$id" "${cmd[@]}"
 }
 # Rootless on a host whose controllers are cgroup v1, as nerdctl's cgroup manager "none" does:
 # no cgroupsPath (the runtime uses a cgroup below its own, delegated one, for pause) and no
@@ -181,14 +181,10 @@ fi
 # cexec_ ID [CTR-EXEC-FLAGS...] -- CMD...
 cexec_() {
   local id=$1
-  local -a flags=()
+  local -a flags=() cmd=()
   shift
-  while [ $# -gt 0 ] && [ "$1" != -- ]; do
-    flags+=("$1")
-    shift
-  done
-  shift
-  ctr_ task exec --fifo-dir "$W/fifo" "${flags[@]}" "$id" "$@"
+  split_args "$@"
+  ctr_ task exec --fifo-dir "$W/fifo" "${flags[@]}" "$id" "${cmd[@]}"
 }
 task_pid() { ctr_ task ls 2>/dev/null | awk -v id="$1" '$1 == id {print $2}'; }
 task_status() { ctr_ task ls 2>/dev/null | awk -v id="$1" '$1 == id {print $3}'; }

@@ -23,18 +23,15 @@ if [ "${1:-}" != --inner ]; then
   }
   runtime=$(readlink -f "$1") || exit 2
   if [ "$(id -u)" -ne 0 ] || [ "$(awk 'NR == 1 {print $3}' /proc/self/uid_map)" != 4294967295 ]; then
-    echo "cri: skipped (needs real root to start containerd)"
-    N_SKIP=1 && summary cri && exit 0
+    skip_suite cri "needs real root to start containerd"
   fi
   for c in containerd containerd-shim-runc-v2 unshare; do
     command -v "$c" >/dev/null 2>&1 || {
-      echo "cri: skipped ($c is not installed; contrib/install-deps.sh installs it as root)"
-      N_SKIP=1 && summary cri && exit 0
+      skip_suite cri "$c is not installed; contrib/install-deps.sh installs it as root"
     }
   done
   /usr/bin/python3 -c 'import grpc' 2>/dev/null || {
-    echo "cri: skipped (python3-grpcio is not installed; contrib/install-deps.sh installs it as root)"
-    N_SKIP=1 && summary cri && exit 0
+    skip_suite cri "python3-grpcio is not installed; contrib/install-deps.sh installs it as root"
   }
   exec unshare -m --propagation private bash "$here/cri.sh" --inner "$runtime"
 fi
@@ -136,9 +133,7 @@ line=$(printf '%s\n' "$out" | grep -E '^cri: [0-9]+ passed' | tail -n 1)
 if [ -z "$line" ]; then
   fail "cri.py printed no summary (exit status $rc)" "$(tail -n 20 "$W/containerd.log")"
 else
-  N_PASS=$((N_PASS + $(sed -n 's/.* \([0-9]*\) passed.*/\1/p' <<<"$line")))
-  N_FAIL=$((N_FAIL + $(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$line")))
-  N_SKIP=$((N_SKIP + $(sed -n 's/.* \([0-9]*\) skipped.*/\1/p' <<<"$line")))
+  add_summary "$line"
   if [ "$(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$line")" != 0 ]; then
     echo "# containerd's log (tail):"
     tail -n 30 "$W/containerd.log" | sed 's/^/#   /'

@@ -34,12 +34,7 @@ N_ROOT=34 N_ROOTLESS=33
 
 # ---------------------------------------------------------------- the outer harness (root)
 
-skip_all() {
-  echo "docker: skipped ($1)"
-  N_SKIP=$((N_ROOT + N_ROOTLESS))
-  summary docker
-  exit 0
-}
+skip_all() { skip_suite docker "$1" $((N_ROOT + N_ROOTLESS)); }
 
 outer() {
   local runtime
@@ -112,7 +107,7 @@ docker_rules() {
 # run_inner MODE [PREFIX...]: the scenarios of MODE against the daemon at $work/MODE/d.sock, within
 # the time limit; their lines are printed with "MODE: " before them and counted.
 run_inner() {
-  local mode=$1 out line n
+  local mode=$1 out line
   shift
   out=$(timeout -k 10 "${RRT_DOCKER_TIMEOUT:-240}" "$@" env DOCKER_CLI="$DOCKER_CLI" \
     RT_NAME=rrt RT_BIN="$rt_bin" bash "$work/bin/docker.sh" --inner "$mode" \
@@ -123,9 +118,7 @@ run_inner() {
     fail "$mode: the scenarios printed no summary (killed after ${RRT_DOCKER_TIMEOUT:-240} s?)"
     return
   fi
-  n=$(sed -n 's/.* \([0-9]*\) passed.*/\1/p' <<<"$line") && N_PASS=$((N_PASS + n))
-  n=$(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$line") && N_FAIL=$((N_FAIL + n))
-  n=$(sed -n 's/.* \([0-9]*\) skipped.*/\1/p' <<<"$line") && N_SKIP=$((N_SKIP + n))
+  add_summary "$line"
 }
 
 # wait_daemon DIR PID: until the daemon at DIR/d.sock answers (60 s), or its process is gone.
