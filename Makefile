@@ -114,7 +114,7 @@ $(BUILD)/rootlessrt-pull: $(wildcard pull/*.c pull/*.h)
 	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags $(PULL_PKGS)) $(ALL_LDFLAGS) -o $@ \
 	  $(wildcard pull/*.c) $(shell pkg-config --libs $(PULL_PKGS))
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/librrt.a
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/librrt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(BUILD)/librrt.a $(PKG_LIBS) \
 	  $(SLIRP_LIBS)
