@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 # hostile-image.py OUT KIND BUSYBOX: a small busybox image made hostile or broken in the way KIND
 # says, as OUT/oci (a layout), OUT/oci.tar (an oci-archive) and OUT/docker.tar (a docker-archive).
-# Used by tests/integration/t-image-hostile.sh. Kinds: see below; an unknown KIND is the plain
-# image (Cmd "id -u").
+# Shared by tests/integration/t-image-hostile.sh (rootlessrt alone) and
+# tests/engines/podman-hostile.sh (the same images fed to podman and to rootlessrt). Kinds: see
+# below; an unknown KIND is the plain image (Cmd "id -u").
 import hashlib, io, json, os, shutil, sys, tarfile
 
 out, kind, busybox = sys.argv[1], sys.argv[2], sys.argv[3]
