@@ -87,6 +87,18 @@ elif kind == "links":
     top = f
     config["Cmd"] = ["/bin/sh", "-c", "readlink /ln-utf8; readlink /ln-raw; cat /hard-y*; "
                      "stat -c %i /orig /hard-* | sort -u | wc -l"]
+elif kind == "links-ascii":  # ASCII targets, short and in PAX records (a hard link's: type 0)
+    def f(t):
+        ent(t, "orig", data=b"hard data\n")
+        ent(t, "d/" + "z" * 100, data=b"long data\n")
+        ent(t, "ln-long", tarfile.SYMTYPE, link="/d/" + "z" * 100)
+        ent(t, "ln-short", tarfile.SYMTYPE, link="orig")
+        ent(t, "hard-short", tarfile.LNKTYPE, link="orig")
+        ent(t, "hard-" + "y" * 100, tarfile.LNKTYPE, link="orig")
+        ent(t, "hard-long", tarfile.LNKTYPE, link="d/" + "z" * 100)
+    top = f
+    config["Cmd"] = ["/bin/sh", "-c", "readlink /ln-long; readlink /ln-short; cat /ln-long "
+                     "/hard-long /hard-short; stat -c %i /orig /hard-short /hard-y* | sort -u | wc -l"]
 elif kind == "race":  # a layer that takes a while to unpack
     top = lambda t: [ent(t, "many/%d" % i, data=b"x") for i in range(4000)]
 elif kind == "empty-whiteout":

@@ -5,13 +5,15 @@
 # (symlinks across layers, whiteouts, opaque directories, unreadable layers), link targets in
 # PAX and non-UTF-8 form, a blob set with a duplicate and a hole, nested indexes, the messages;
 # no crash, no hang, no wrong user, one line naming the image and the entry, exit status 1,
-# nothing left in the store.
+# nothing left in the store. What libarchive gives for link targets, and the unpacker's
+# fallbacks for what it does not give (rootlessrt-archive-null). tests/engines/podman-hostile.sh
+# feeds the same images to podman.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
 STORE=$T_WORK/store
 store_cleanup() {
-  [ -d "$STORE" ] && unshare -r --map-auto rm -rf "$STORE" 2>/dev/null
+  unshare -r --map-auto rm -rf "$STORE" "$T_WORK"/null-store-* 2>/dev/null
   _cleanup
 }
 trap store_cleanup EXIT
@@ -20,7 +22,7 @@ BUSYBOX=/bin/busybox
 [ -x "$BUSYBOX" ] || bail_out "no static busybox at $BUSYBOX (Debian's busybox-static)"
 
 # hostile KIND: $T_WORK/KIND/{oci,oci.tar,docker.tar}, a small busybox image made hostile in the
-# way KIND says (tests/helper/hostile-image.py).
+# way KIND says (tests/helper/hostile-image.py, shared with tests/engines/podman-hostile.sh).
 hostile() {
   "$PY" "$TESTS_DIR/helper/hostile-image.py" "$T_WORK/$1" "$1" "$BUSYBOX" ||
     bail_out "hostile-image.py $1 failed"
@@ -114,6 +116,71 @@ hostile links
 run drun --rm "oci:$T_WORK/links/oci"
 want=$(printf '0:ziel-\303\244-%s\nraw-\377\nhard data\n1' "$(printf 'x%.0s' {1..100})")
 is "$rc:$out" "$want" "PAX and non-UTF-8 symlink targets, PAX hard links: all unpacked as written"
+
+# What libarchive 3.6.2 gives for link targets as real archives hold them (PAX linkpath in UTF-8
+# or hdrcharset=BINARY, GNU long links, raw ustar bytes, PAX hard links), in the C locale
+# rootlessrt runs in and in C.UTF-8 (tests/helper/archive-forms.py, through ctypes on the shared
+# libarchive, the same release as the static one rootlessrt holds): the locale's form is never
+# NULL, so the unpacker's UTF-8 and wide fallbacks are not reached by any of them; every hard
+# link has file type 0 (the unpacker's "a hard link whatever its type" is what takes them).
+run "$PY" "$TESTS_DIR/helper/archive-forms.py"
+if [ "$rc" = 77 ]; then
+  skip "$out" 2
+else
+  diag "$out"
+  is "$rc:$(grep -c 'locale None' <<<"$out")" "0:0" \
+    "libarchive's forms of real link targets: the locale's form is never NULL (the record above)"
+  is "$(grep -c ' hardlink locale b' <<<"$out"):$(grep ' hardlink ' <<<"$out" | grep -vc ': type 00,')" "6:0" \
+    "... and every hard link, PAX or ustar, has file type 0, its target in the locale's form"
+fi
+
+# So the fallbacks run under rootlessrt-archive-null, whose unpacker sees NULL for the forms
+# RRT_ARCHIVE_NULL names (tests/helper/rootlessrt-archive-null.c). Each run has a store of its
+# own: an unpacked layer is never unpacked again.
+NULLED=$(dirname "$PROBE")/rootlessrt-archive-null
+N_NULLED=0
+nulled() { # nulled FORMS ARGS...: the desktop run of rootlessrt-archive-null, FORMS NULL
+  local forms=$1
+  shift
+  N_NULLED=$((N_NULLED + 1))
+  NULL_STORE=$T_WORK/null-store-$N_NULLED
+  NULL_LOG=$T_WORK/null-$N_NULLED.log
+  RRT_ARCHIVE_NULL=$forms RRT_ARCHIVE_NULL_LOG=$NULL_LOG timeout -k 5 "$RRT_CMD_TIMEOUT" "$NULLED" \
+    --root "$RRT_ROOT" run --storage "$NULL_STORE" "$@"
+}
+# The forms the unpacker asked for (every entry that is no hard link asks all three hard link
+# forms). With the locale's form NULL, right links can only have come from the others.
+asked() { sort "$NULL_LOG" 2>/dev/null | uniq | tr '\n' ' '; }
+nulled_refused() { STORE=$NULL_STORE refused "$@"; } # nulled_refused ERE NAME: as refused
+if [ ! -x "$NULLED" ]; then
+  skip "no rootlessrt-archive-null beside rrt-probe (make build/rootlessrt-archive-null)" 11
+else
+  hostile links-ascii
+  want_ascii=$(printf '0:/d/%s\norig\nlong data\nlong data\nhard data\n1' "$(printf 'z%.0s' {1..100})")
+  run drun --rm "oci:$T_WORK/links-ascii/oci"
+  is "$rc:$out" "$want_ascii" "ASCII link targets, short and in PAX records: unpacked as written"
+  run nulled "" --rm "oci:$T_WORK/links-ascii/oci"
+  is "$rc:$out" "$want_ascii" "... by rootlessrt-archive-null with nothing NULL as well"
+  run nulled symlink,hardlink --rm "oci:$T_WORK/links-ascii/oci"
+  is "$rc:$out:$(asked)" "$want_ascii:hardlink NULL hardlink_utf8 hardlink_w symlink NULL symlink_utf8 " \
+    "link targets without the locale's form: the UTF-8 forms asked, the same links"
+  run nulled symlink,symlink_utf8,hardlink,hardlink_utf8 --rm "oci:$T_WORK/links-ascii/oci"
+  is "$rc:$out:$(asked)" "$want_ascii:hardlink NULL hardlink_utf8 NULL hardlink_w symlink NULL symlink_utf8 NULL symlink_w " \
+    "... with neither: the wide forms asked, the same links"
+  run nulled filetype --rm "oci:$T_WORK/links-ascii/oci"
+  is "$rc:$out" "$want_ascii" "every hard link of file type 0: still hard links, to the right files"
+  run nulled symlink,symlink_utf8,symlink_w --rm "oci:$T_WORK/links-ascii/oci"
+  nulled_refused 'links-ascii/oci: layer sha256:[0-9a-f]{64}: symlink bin/sh has no target$' \
+    "a symlink with no target in any form: refused, the entry named"
+  run nulled hardlink,hardlink_utf8,hardlink_w,filetype --rm "oci:$T_WORK/links-ascii/oci"
+  nulled_refused 'links-ascii/oci: layer sha256:[0-9a-f]{64}: entry "hard-short" has an unknown file type \(00\)$' \
+    "a hard link of file type 0 with no target in any form: refused, the entry named"
+  # In the C locale libarchive makes the UTF-8 and wide forms from the locale's: a non-ASCII
+  # target has no other form, and is refused rather than made wrong.
+  run nulled symlink --rm "oci:$T_WORK/links/oci"
+  nulled_refused 'links/oci: layer sha256:[0-9a-f]{64}: symlink ln-utf8 has no target$' \
+    "a non-ASCII target without the locale's form: refused, the entry named"
+fi
 
 # ---------------------------------------------------------------- the blob set
 
