@@ -20,7 +20,7 @@ export LC_ALL=C
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PH_TIMEOUT=${PH_TIMEOUT:-90}
 PH_HANG_TIMEOUT=${PH_HANG_TIMEOUT:-10} # for podman where it is known to block
-N_CASES=24
+N_CASES=25
 
 # shellcheck source=tap.sh
 source "$here/tap.sh"
@@ -246,7 +246,7 @@ compare() {
 # ---------------------------------------------------------------- the cases
 
 for k in realsize-oci realsize-docker fifo-index fifo-passwd big-passwd many-env passwd-symlink \
-  passwd-dirlink passwd-whiteout passwd-opaque passwd-eacces links dup-blob corrupt \
+  passwd-dirlink passwd-whiteout passwd-opaque passwd-eacces etc-eacces links dup-blob corrupt \
   empty-whiteout rel-workdir nested plain; do
   hostile "$k"
 done
@@ -268,6 +268,7 @@ compare passwd-whiteout same oci-archive:passwd-whiteout/oci.tar
 compare passwd-opaque same oci-archive:passwd-opaque/oci.tar
 compare passwd-opaque-u0 same oci-archive:passwd-opaque/oci.tar -u 0
 compare passwd-eacces same oci-archive:passwd-eacces/oci.tar
+compare etc-eacces same oci-archive:etc-eacces/oci.tar
 compare links same oci-archive:links/oci.tar
 compare links-docker same docker-archive:links/docker.tar
 compare dup-blob stricter oci-archive:dup-blob/oci.tar

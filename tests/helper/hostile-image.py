@@ -77,6 +77,8 @@ elif kind == "passwd-opaque":
                      ent(t, "etc/group", data=b"root:x:0:\n"))
 elif kind == "passwd-eacces":
     top = lambda t: ent(t, "etc/passwd", data=ALICE, mode=0o600, uid=5)
+elif kind == "etc-eacces":  # the top layer's /etc itself unreadable to the user
+    top = lambda t: (ent(t, "etc", tarfile.DIRTYPE, mode=0o700, uid=5), ent(t, "etc/passwd", data=ALICE))
 elif kind == "links":
     def f(t):
         ent(t, "orig", data=b"hard data\n")
@@ -108,7 +110,7 @@ elif kind == "many-env":
 elif kind == "rel-workdir":
     config["WorkingDir"] = "app"
 if kind in ("big-passwd", "fifo-passwd", "passwd-symlink", "passwd-dirlink", "passwd-whiteout",
-            "passwd-opaque", "passwd-eacces"):
+            "passwd-opaque", "passwd-eacces", "etc-eacces"):
     config["User"] = "alice"
 if top:
     layers.append(tar(top))

@@ -109,6 +109,13 @@ else
   is "$rc:$(jq -c .process.user <<<"$out" 2>/dev/null)" '0:{"uid":4242,"gid":4242}' \
     "... and --print-config says so (read as root of the user namespace, as podman reads it)"
 fi
+hostile etc-eacces
+run drun --rm "oci:$T_WORK/etc-eacces/oci"
+if [ "$(id -u)" = 0 ]; then
+  skip "as root every layer is readable"
+else
+  is "$rc:$out" "0:4242" "/etc of the top layer a 0700 directory of uid 5: its passwd read in the user namespace too"
+fi
 
 # ---------------------------------------------------------------- links in every form
 
