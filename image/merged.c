@@ -6,11 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "rootlessrt/image.h"
+#include "rootlessrt/userns.h"
 #include "rootlessrt/util.h"
 
 #define MAX_LINKS 40 /* as the kernel's path walk */
@@ -308,8 +311,8 @@ static int walk_to_file(struct walk *w, const char *path, size_t max, char **dat
   return rrt_error_msgf(err, EISDIR, "the image's %s: a directory", path);
 }
 
-int rrt_image_read_file(char *const *lowers, const char *path, size_t max, char **data, size_t *len,
-                        struct rrt_error *err)
+static int read_merged(char *const *lowers, const char *path, size_t max, char **data, size_t *len,
+                       struct rrt_error *err)
 {
   *data = NULL;
   struct walk w = {.lowers = lowers};
@@ -319,4 +322,60 @@ int rrt_image_read_file(char *const *lowers, const char *path, size_t max, char 
   int r = walk_reopen(&w, err) < 0 ? -1 : walk_to_file(&w, path, max, data, len, err);
   walk_free(&w);
   return r;
+}
+
+/* The read again as root of the user namespace (rrt_userns_call): 'A' (absent) or 'F' and the
+ * file's bytes into the memfd out. */
+struct userns_read {
+  char *const *lowers;
+  const char *path;
+  size_t max;
+  int out;
+};
+
+static int read_in_userns(void *arg, struct rrt_error *err)
+{
+  const struct userns_read *a = arg;
+  cleanup_free char *data = NULL;
+  size_t len = 0;
+  if (read_merged(a->lowers, a->path, a->max, &data, &len, err) < 0)
+    return -1;
+  if (rrt_write_all(a->out, data ? "F" : "A", 1) < 0 ||
+      (data && rrt_write_all(a->out, data, len) < 0))
+    return rrt_error_errno(err, "the image's %s: pass it on", a->path);
+  return 0;
+}
+
+int rrt_image_read_file(char *const *lowers, const char *path, size_t max, char **data, size_t *len,
+                        struct rrt_error *err)
+{
+  if (read_merged(lowers, path, max, data, len, err) == 0)
+    return 0;
+  /* A layer's file owned by a subordinate id and not readable by others (a 0600 /etc/passwd of
+   * uid 5) is what the container's root reads, as podman does: read it as root of the user
+   * namespace rather than refuse the image. */
+  if (!err || err->errnum != EACCES || rrt_host_privileged())
+    return -1;
+  cleanup_close int fd = memfd_create("rrt-image-file", MFD_CLOEXEC);
+  if (fd < 0)
+    return -1; /* the EACCES error stands */
+  struct rrt_error uerr = RRT_ERROR_INIT;
+  struct userns_read a = {.lowers = lowers, .path = path, .max = max, .out = fd};
+  if (rrt_userns_call(read_in_userns, &a, &uerr) < 0) {
+    rrt_error_move(err, &uerr);
+    return -1;
+  }
+  rrt_error_clear(err);
+  cleanup_free char *buf = NULL;
+  size_t n = 0;
+  if (lseek(fd, 0, SEEK_SET) < 0 || rrt_read_fd(fd, &buf, &n, err) < 0 || n == 0)
+    return rrt_error_msgf(err, EIO, "the image's %s: read in the user namespace: no answer", path);
+  if (buf[0] == 'A')
+    return 0;
+  *data = xmalloc(n);
+  memcpy(*data, buf + 1, n - 1);
+  (*data)[n - 1] = '\0';
+  if (len)
+    *len = n - 1;
+  return 0;
 }
