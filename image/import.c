@@ -1,6 +1,15 @@
 /* import.c: an image reference to layer directories in the store: each layer unpacked once,
  * inside the user namespace, into a temporary directory renamed into place only once complete
- * and verified, so an interrupted unpack is never used. */
+ * and verified, so an interrupted unpack is never used.
+ *
+ * The store keys a layer by its diff_id (the sha256 of its tar uncompressed, the config's
+ * rootfs.diff_ids): LAYERS/sha256/DIFF_ID, whichever blob (gzip, zstd, plain) it came from, so an
+ * image read as oci-archive and as docker-archive, or pulled after it was imported, is unpacked
+ * once. LAYERS/blobs/sha256/BLOB -> ../../sha256/DIFF_ID records which compressed blob was seen to
+ * unpack to which layer (for the registry client, which knows blobs only, and `store ls`).
+ * A store made before (its OCI layers named by their compressed digest) is not migrated: a layer
+ * missing under its diff_id is used under its blob digest when that directory exists, as those
+ * versions made it, so nothing is renamed under a container that may be using it. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +35,7 @@ struct import {
   size_t n_missing;
   /* the layer being read */
   size_t cur;
-  struct rrt_digest digest;
+  struct rrt_digest digest, diff; /* of the blob's bytes; of them decompressed */
   char *tmp;
   int tmpfd, lockfd;
   /* progress on a tty */
@@ -69,7 +78,7 @@ static void progress(struct import *im, bool final)
     return;
   im->last_print = t;
   char line[160];
-  rrt_progress_line(line, sizeof(line), im->cur, im->n_missing, layer_of(im, im->cur)->hex,
+  rrt_progress_line(line, sizeof(line), im->cur, im->n_missing, layer_of(im, im->cur)->blob,
                     im->layer_bytes, im->layer_size);
   fprintf(stderr, "\r%s\033[K%s", line, final ? "\n" : "");
 }
@@ -82,6 +91,7 @@ static void on_begin(void *arg, size_t idx, uint64_t size)
   im->layer_size = size;
   im->last_print = 0;
   rrt_digest_init(&im->digest);
+  rrt_digest_init(&im->diff);
   progress(im, false);
 }
 
@@ -93,12 +103,18 @@ static void on_read(void *arg, const void *buf, size_t n)
   progress(im, false);
 }
 
+static void on_data(void *arg, const void *buf, size_t n)
+{
+  struct import *im = arg;
+  rrt_digest_update(&im->diff, buf, n);
+}
+
 static int on_unpack(void *arg, size_t idx, struct archive *a, struct rrt_error *err)
 {
   struct import *im = arg;
   const struct rrt_layer_ref *l = layer_of(im, idx);
   free(im->tmp);
-  im->tmp = xasprintf("%s/tmp/%d-%.12s", im->store, getpid(), l->hex);
+  im->tmp = xasprintf("%s/tmp/%d-%.12s", im->store, getpid(), l->diff);
   if (mkdir(im->tmp, 0755) < 0)
     return rrt_error_errno(err, "mkdir %s", im->tmp);
   /* The lock says the unpack is alive; it goes with the process however it ends. */
@@ -110,7 +126,7 @@ static int on_unpack(void *arg, size_t idx, struct archive *a, struct rrt_error 
   im->tmpfd = open(im->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (im->tmpfd < 0)
     return rrt_error_errno(err, "open %s", im->tmp);
-  cleanup_free char *what = xasprintf("layer sha256:%s", l->hex);
+  cleanup_free char *what = xasprintf("layer sha256:%s", l->blob);
   struct rrt_unpack u = {.rootfd = im->tmpfd, .what = what, .privileged = rrt_host_privileged()};
   int r = rrt_unpack_layer(a, &u, err);
   close(im->tmpfd);
@@ -124,21 +140,50 @@ static int on_verify(void *arg, size_t idx, struct rrt_error *err)
   progress(im, true);
   const struct rrt_layer_ref *l = layer_of(im, idx);
   cleanup_free char *what = xasprintf("layer %s", l->path);
-  return rrt_digest_check(l->hex, &im->digest, what, err);
+  return rrt_digest_check(l->blob, &im->digest, what, err);
+}
+
+/* The tar the blob decompressed to is the one the config names at that position. */
+static int on_verify_diff(void *arg, size_t idx, struct rrt_error *err)
+{
+  struct import *im = arg;
+  const struct rrt_layer_ref *l = layer_of(im, idx);
+  char got[65];
+  rrt_digest_hex(&im->diff, got);
+  if (strcmp(got, l->diff) == 0)
+    return 0;
+  return rrt_error_msgf(err, EBADMSG,
+                        "layer %zu (sha256:%s): its uncompressed tar is sha256:%s, but the "
+                        "config's rootfs.diff_ids[%zu] is sha256:%s: refused",
+                        im->missing[idx], l->blob, got, im->missing[idx], l->diff);
+}
+
+/* LAYERS/blobs/sha256/BLOB -> the layer it unpacked to (best effort: only a hint). */
+static void note_blob(const char *store, const struct rrt_layer_ref *l)
+{
+  cleanup_free char *link = xasprintf("%s/layers/blobs/sha256/%s", store, l->blob);
+  cleanup_free char *target = xasprintf("../../sha256/%s", l->diff);
+  if (symlink(target, link) < 0 && errno == EEXIST) {
+    unlink(link);
+    (void)!symlink(target, link);
+  }
 }
 
 static int on_commit(void *arg, size_t idx, struct rrt_error *err)
 {
   struct import *im = arg;
   const struct rrt_layer_ref *l = layer_of(im, idx);
-  cleanup_free char *final = xasprintf("%s/layers/sha256/%s", im->store, l->hex);
-  if (rename(im->tmp, final) == 0)
+  cleanup_free char *final = xasprintf("%s/layers/sha256/%s", im->store, l->diff);
+  if (rename(im->tmp, final) == 0) {
+    note_blob(im->store, l);
     return 0;
+  }
   if (errno != EEXIST && errno != ENOTEMPTY)
     return rrt_error_errno(err, "rename %s to %s", im->tmp, final);
   /* Another run unpacked the same layer first: its copy is the one kept, ours goes now. */
+  note_blob(im->store, l);
   return rrt_remove_tree_userns(im->tmp, err) < 0
-             ? rrt_error_wrap(err, "remove the second copy of layer sha256:%s", l->hex)
+             ? rrt_error_wrap(err, "remove the second copy of layer sha256:%s", l->diff)
              : 0;
 }
 
@@ -170,7 +215,8 @@ static int import_fn(void *arg, struct rrt_error *err)
   cleanup_free char **names = xcalloc(im->n_missing + 1, sizeof(char *));
   for (size_t i = 0; i < im->n_missing; i++)
     names[i] = layer_of(im, i)->path;
-  struct rrt_src_sink sink = {on_begin, on_read, on_unpack, on_verify, on_commit, im};
+  struct rrt_src_sink sink = {on_begin,  on_read,        on_data,   on_unpack,
+                              on_verify, on_verify_diff, on_commit, im};
   im->tty = isatty(2);
   int r = rrt_src_stream(im->src, names, im->n_missing, &sink, err);
   if (r < 0 && im->tmp)
@@ -209,8 +255,9 @@ static void split_ref(const char *rest, char **path, char **tag)
 
 static int mkdirs(const char *store, struct rrt_error *err)
 {
-  const char *subs[] = {"", "/layers", "/layers/sha256", "/tmp"};
-  for (size_t i = 0; i < 4; i++) {
+  const char *subs[] = {"",    "/layers", "/layers/sha256", "/layers/blobs", "/layers/blobs/sha256",
+                        "/tmp"};
+  for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
     cleanup_free char *p = xasprintf("%s%s", store, subs[i]);
     if (i == 0) {
       /* The store's parents, as mkdir -p. */
@@ -227,6 +274,23 @@ static int mkdirs(const char *store, struct rrt_error *err)
   return 0;
 }
 
+/* The layer's directory in the store (malloc'd), or NULL: by its diff_id, else (a store made by
+ * an earlier version, which named OCI layers by their compressed digest) by its blob digest. */
+static char *layer_dir(const char *store, const struct rrt_layer_ref *l)
+{
+  char *dir = xasprintf("%s/layers/sha256/%s", store, l->diff);
+  if (access(dir, F_OK) == 0)
+    return dir;
+  free(dir);
+  if (strcmp(l->blob, l->diff) == 0)
+    return NULL;
+  dir = xasprintf("%s/layers/sha256/%s", store, l->blob);
+  if (access(dir, F_OK) == 0)
+    return dir;
+  free(dir);
+  return NULL;
+}
+
 /* The layers top first, each once (an empty layer repeated is one directory). */
 static char **lowers_of(const char *store, const struct rrt_plan *p)
 {
@@ -235,9 +299,12 @@ static char **lowers_of(const char *store, const struct rrt_plan *p)
   for (size_t i = p->n; i-- > 0;) {
     bool seen = false;
     for (size_t k = p->n; k-- > i + 1;)
-      seen |= strcmp(p->layers[k].hex, p->layers[i].hex) == 0;
-    if (!seen)
-      v[n++] = xasprintf("%s/layers/sha256/%s", store, p->layers[i].hex);
+      seen |= strcmp(p->layers[k].diff, p->layers[i].diff) == 0;
+    if (seen)
+      continue;
+    /* One gone since (store rm meanwhile) is named all the same: its mount then fails, loudly. */
+    char *dir = layer_dir(store, &p->layers[i]);
+    v[n++] = dir ? dir : xasprintf("%s/layers/sha256/%s", store, p->layers[i].diff);
   }
   return v;
 }
@@ -247,11 +314,11 @@ static int import_missing(struct import *im, struct rrt_error *err)
   const struct rrt_plan *p = im->plan;
   im->missing = xcalloc(p->n + 1, sizeof(size_t));
   for (size_t i = 0; i < p->n; i++) {
-    cleanup_free char *dir = xasprintf("%s/layers/sha256/%s", im->store, p->layers[i].hex);
     bool dup = false;
     for (size_t k = 0; k < im->n_missing; k++)
-      dup |= strcmp(p->layers[im->missing[k]].hex, p->layers[i].hex) == 0;
-    if (!dup && access(dir, F_OK) < 0)
+      dup |= strcmp(p->layers[im->missing[k]].diff, p->layers[i].diff) == 0;
+    cleanup_free char *dir = dup ? NULL : layer_dir(im->store, &p->layers[i]);
+    if (!dup && !dir)
       im->missing[im->n_missing++] = i;
   }
   if (im->n_missing == 0) {
@@ -261,6 +328,57 @@ static int import_missing(struct import *im, struct rrt_error *err)
   if (mkdirs(im->store, err) < 0)
     return -1;
   return rrt_userns_call(import_fn, im, err);
+}
+
+/* The registry client's --have directory (HAVE, the pull's own): an empty file named by every
+ * blob digest it need not fetch: the layers in the store by their names (a plain layer's blob
+ * digest is its diff_id; an earlier version's OCI layers are named by their blob digest), and
+ * every blob seen to unpack to a layer the store still has. */
+void rrt_pull_have_fill(const char *store, const char *have)
+{
+  const char *subs[] = {"layers/sha256", "layers/blobs/sha256"};
+  for (size_t i = 0; i < 2; i++) {
+    cleanup_free char *dir = xasprintf("%s/%s", store, subs[i]);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+      if (strspn(e->d_name, "0123456789abcdef") != 64 || e->d_name[64])
+        continue;
+      cleanup_free char *p = xasprintf("%s/%s", dir, e->d_name);
+      cleanup_free char *h = xasprintf("%s/%s", have, e->d_name);
+      int fd = access(p, F_OK) == 0 ? open(h, O_WRONLY | O_CREAT | O_CLOEXEC, 0600) : -1;
+      if (fd >= 0)
+        close(fd);
+    }
+    if (d)
+      closedir(d);
+  }
+}
+
+/* After the client wrote the manifest and the config into LAYOUT: a file in HAVE for each layer
+ * the store has by its diff_id (or old name) that HAVE did not name; true when there was one, and
+ * the client must start again to skip it (it has made that layer's FIFO and waits to fetch it). */
+bool rrt_pull_have_more(const char *layout, const char *store, const char *have)
+{
+  struct rrt_src src;
+  struct rrt_plan plan = {0};
+  struct rrt_error err = RRT_ERROR_INIT;
+  bool more = false;
+  if (rrt_src_open(&src, layout, false, &err) == 0 && rrt_plan_oci(&src, NULL, &plan, &err) == 0)
+    for (size_t i = 0; i < plan.n; i++) {
+      cleanup_free char *dir = layer_dir(store, &plan.layers[i]);
+      cleanup_free char *h = xasprintf("%s/%s", have, plan.layers[i].blob);
+      if (!dir || access(h, F_OK) == 0)
+        continue;
+      int fd = open(h, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+      if (fd >= 0)
+        close(fd);
+      more = true;
+    }
+  rrt_error_clear(&err); /* the import that follows says what is wrong with the image */
+  rrt_plan_free(&plan);
+  rrt_src_close(&src);
+  return more;
 }
 
 int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,
@@ -301,11 +419,11 @@ int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,
        * registry (rrt_src_pull_dir) a layer the store has was not fetched, and a new one streams
        * in and can be read once only: it is verified as it streams, by the helper and again
        * here before it is committed (on_verify). */
-      cleanup_free char *dir = xasprintf("%s/layers/sha256/%s", store, plan.layers[i].hex);
-      bool have = access(dir, F_OK) == 0;
+      cleanup_free char *dir = layer_dir(store, &plan.layers[i]);
+      bool have = dir != NULL;
       if (have && rrt_src_pull_dir)
         continue;
-      hexes[nn] = !have && !rrt_src_pull_dir ? plan.layers[i].hex : NULL;
+      hexes[nn] = !have && !rrt_src_pull_dir ? plan.layers[i].blob : NULL;
       names[nn++] = plan.layers[i].path;
     }
     /* A registry's download directory is the helper's own: it holds each new layer once, as

@@ -2,7 +2,12 @@
  * registry client, writes the image's manifest and config into an OCI layout under STORE/tmp/
  * and streams every layer not already in the store through a FIFO there, which the layout's
  * import (as for oci:) reads as it arrives: every digest is checked again by the runtime's own
- * code and each layer is unpacked once, keyed by its digest, and never stored whole. */
+ * code and each layer is unpacked once, keyed by its diff_id, and never stored whole.
+ *
+ * The client knows blobs by their (compressed) digests, the store layers by their diff_ids: its
+ * --have directory names the blobs the store is known to hold; when the config it fetched first
+ * shows a layer the store has under another blob (imported from a docker-archive, say), the client
+ * is stopped before it fetched any layer and started once more with that blob in --have. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -61,7 +66,8 @@ static void remove_stale_pulls(const char *tmp)
 
 static int mkdirs(const char *store, struct rrt_error *err)
 {
-  const char *subs[] = {"/layers", "/layers/sha256", "/tmp"};
+  const char *subs[] = {"/layers", "/layers/sha256", "/layers/blobs", "/layers/blobs/sha256",
+                        "/tmp"};
   for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
     cleanup_free char *p = xasprintf("%s%s", store, subs[i]);
     if (mkdir(p, 0700) < 0 && errno != EEXIST)
@@ -164,7 +170,7 @@ static int exit_code(pid_t pid)
 /* The helper and the import run side by side; whichever fails first stops the other. The
  * helper's error wins (it says why a layer was cut: the registry, its digest, the disk), the
  * import's otherwise. */
-static int fetch_and_import(char **argv, const char *layout, const char *store,
+static int fetch_and_import(char **argv, const char *layout, const char *store, const char *have,
                             struct rrt_error *err)
 {
   int herr[2] = {-1, -1}, ready[2] = {-1, -1}, ierr[2] = {-1, -1};
@@ -186,6 +192,14 @@ static int fetch_and_import(char **argv, const char *layout, const char *store,
     n = read(ready[0], &byte, 1);
   while (n < 0 && errno == EINTR);
   close(ready[0]);
+  /* The client waits to open the first layer's FIFO, which nothing reads yet: no layer was
+   * requested. One the store has by its diff_id means starting again (return 1) to skip it. */
+  if (n == 1 && have && rrt_pull_have_more(layout + strlen("oci:"), store, have)) {
+    kill(helper, SIGKILL);
+    exit_code(helper);
+    close(herr[0]), close(ierr[0]), close(ierr[1]);
+    return 1;
+  }
   pid_t import = -1;
   int istatus = -1, hstatus = -1;
   if (n == 1) {
@@ -283,11 +297,23 @@ int rrt_image_pull(const char *ref, bool short_names, const struct rrt_pull_opts
     return -1;
   }
   cleanup_free char *helper = rrt_helper_path("rootlessrt-pull", "ROOTLESSRT_PULL_HELPER");
-  cleanup_free char *have = xasprintf("%s/layers/sha256", store);
-  cleanup_strv char **argv = helper_argv(helper, ref, short_names, po, have, dir);
-  cleanup_free char *layout = xasprintf("oci:%s", dir);
+  /* DIR/layout the client's download directory, DIR/have its --have. */
+  cleanup_free char *have = xasprintf("%s/have", dir), *dest = xasprintf("%s/layout", dir);
+  if (mkdir(have, 0700) < 0 || mkdir(dest, 0700) < 0) {
+    rrt_error_errno(err, "mkdir in %s", dir);
+    remove_dir(dir);
+    return -1;
+  }
+  rrt_pull_have_fill(store, have);
+  cleanup_strv char **argv = helper_argv(helper, ref, short_names, po, have, dest);
+  cleanup_free char *layout = xasprintf("oci:%s", dest);
   rrt_image_platform_chosen = po && po->platform; /* the import child inherits it */
-  int r = fetch_and_import(argv, layout, store, err);
+  int r = fetch_and_import(argv, layout, store, have, err);
+  if (r == 1) { /* once more, skipping what the store turned out to have */
+    remove_dir(dest);
+    r = mkdir(dest, 0700) < 0 ? rrt_error_errno(err, "mkdir %s", dest)
+                              : fetch_and_import(argv, layout, store, NULL, err);
+  }
   /* Every layer is in the store now: this import only reads the manifest and the config. */
   if (r == 0) {
     rrt_src_pull_dir = true;

@@ -33,9 +33,11 @@ export REGISTRY_AUTH_FILE=$T_WORK/no-auth.json
 free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # start_registry NAME PORT [htpasswd FILE]: docker-registry on 127.0.0.1:PORT serving the one
-# storage directory $T_WORK/data; REG_PID is its pid. Waits until it answers.
+# storage directory $T_WORK/data; REG_PID is its pid. Waits until it answers. With REG_ACCESSLOG
+# set, every request is logged in $T_WORK/NAME.log.
 start_registry() {
-  local name=$1 port=$2 auth=""
+  local name=$1 port=$2 auth="" quiet=true
+  [ -n "${REG_ACCESSLOG:-}" ] && quiet=false
   if [ "${3:-}" = htpasswd ]; then
     auth="auth:
   htpasswd:
@@ -47,7 +49,7 @@ version: 0.1
 log:
   level: error
   accesslog:
-    disabled: true
+    disabled: $quiet
 storage:
   filesystem:
     rootdirectory: $T_WORK/data
@@ -150,6 +152,13 @@ layers_of() {
   curl -s -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
     "http://$R/v2/rrt/bb/manifests/$1" | jq -r '[.layers[].digest | sub("sha256:"; "")] | join(" ")'
 }
+# Their diff_ids (the sha256 of each tar uncompressed: the store's names), from TAG's config.
+diffs_of() {
+  local c
+  c=$(curl -s -H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+    "http://$R/v2/rrt/bb/manifests/$1" | jq -r .config.digest)
+  curl -sL "http://$R/v2/rrt/bb/blobs/$c" | jq -r '[.rootfs.diff_ids[] | sub("sha256:"; "")] | join(" ")'
+}
 
 # ---------------------------------------------------------------- pull and run
 
@@ -181,6 +190,37 @@ digest=$(curl -s -o /dev/null -w '%header{docker-content-digest}' \
   -H 'Accept: application/vnd.oci.image.manifest.v1+json' "http://$R/v2/rrt/bb/manifests/plain")
 run drun --tls-verify=false "docker://$R/rrt/bb@$digest"
 is "$rc:$out" "0:plain" "run docker://HOST/NAME@sha256:DIGEST"
+
+# ---------------------------------------------------------------- layers keyed by diff_id
+
+# The image imported from a docker-archive first (skopeo writes its layers uncompressed: other
+# blobs than the registry's gzip ones, the same diff_ids), then pulled: no layer blob is fetched,
+# as the access log of a registry started for this says.
+skopeo copy -q --src-tls-verify=false "docker://$R/rrt/bb:plain" "docker-archive:$T_WORK/plain-docker.tar" \
+  >"$T_WORK/skopeo.log" 2>&1 || bail_out "skopeo copy to a docker-archive: $(cat "$T_WORK/skopeo.log")"
+DSTORE=$T_WORK/dstore
+run rrt run --rm --storage "$DSTORE" "docker-archive:$T_WORK/plain-docker.tar"
+is "$rc:$out" "0:plain" "the image run from a docker-archive"
+LPORT=$(free_port)
+REG_ACCESSLOG=1 start_registry logged "$LPORT"
+run rrt run --rm --storage "$DSTORE" --tls-verify=false "docker://127.0.0.1:$LPORT/rrt/bb:plain"
+is "$rc:$out" "0:plain" "then pulled from a registry and run"
+blob_gets() { # blob_gets LOG DIGEST...: the GETs of those blobs in an access log
+  local n=0 d
+  for d in "${@:2}"; do n=$((n + $(grep -c "\"GET /v2/rrt/bb/blobs/sha256:$d " "$1"))); done
+  echo "$n"
+}
+read -r -a plain_blobs <<<"$(layers_of plain)"
+mgets=$(grep -c '"GET /v2/rrt/bb/manifests/plain ' "$T_WORK/logged.log")
+is "$((mgets > 0)):$(blob_gets "$T_WORK/logged.log" "${plain_blobs[@]}")" "1:0" \
+  "... without fetching a layer blob (the registry logged the manifest's GET, none of a layer's)"
+is "$(find "$DSTORE/layers/sha256" -mindepth 1 -maxdepth 1 | wc -l)" 2 "... one directory per layer in the store"
+read -r -a bad_blobs <<<"$(layers_of bad)"
+run rrt run --rm --storage "$DSTORE" --tls-verify=false "docker://127.0.0.1:$LPORT/rrt/bb:bad"
+is "$rc:$out:$(blob_gets "$T_WORK/logged.log" "${plain_blobs[0]}"):$(blob_gets "$T_WORK/logged.log" "${bad_blobs[-1]}")" \
+  "0:bad:0:1" "an image on the same base: only its own layer is fetched"
+kill -9 "$REG_PID"
+unshare -r --map-auto rm -rf "$DSTORE" 2>/dev/null
 
 # ---------------------------------------------------------------- TLS on by default
 
@@ -346,22 +386,26 @@ fi
 
 read -r -a bad_layers <<<"$(layers_of bad)"
 top=${bad_layers[-1]}
-drop_layer "$top"
+read -r -a bad_diffs <<<"$(diffs_of bad)"
+topd=${bad_diffs[-1]}
+drop_layer "$topd"
 data=$T_WORK/data/docker/registry/v2/blobs/sha256/${top:0:2}/$top/data
 # The last byte is tar padding: the tar still reads, only its digest tells.
 printf '\001' | dd of="$data" bs=1 seek=$(($(stat -c %s "$data") - 1)) conv=notrunc 2>/dev/null
 run drun --tls-verify=false "docker://$R/rrt/bb:bad"
 fails_naming "^rootlessrt: run: docker://$R/rrt/bb:bad: blob sha256:$top: digest mismatch: the registry sent sha256:[0-9a-f]{64}$" \
   "a corrupted blob: the digest mismatch names the blob, in one line"
-is "$([ -e "$STORE/layers/sha256/$top" ] && echo kept):$(tmp_left)" ":" "... and nothing of it is in the store"
+is "$([ -e "$STORE/layers/sha256/$topd" ] && echo kept):$(tmp_left)" ":" "... and nothing of it is in the store"
 
 # ---------------------------------------------------------------- interrupted transfers
 
 read -r -a big_layers <<<"$(layers_of big)"
 bigl=${big_layers[-1]}
+read -r -a big_diffs <<<"$(diffs_of big)"
+bigd=${big_diffs[-1]}
 partial() { # the big layer half unpacked as it streams in: more than 256 KiB of its file
   local f
-  for f in "$STORE"/tmp/*-"${bigl:0:12}"/big.bin; do
+  for f in "$STORE"/tmp/*-"${bigd:0:12}"/big.bin; do
     [ -f "$f" ] && [ "$(stat -c %s "$f")" -gt 262144 ] && return 0
   done
   return 1
@@ -376,7 +420,7 @@ if wait_until 30 partial; then
   is "$prc" 1 "the registry killed mid-layer: the pull fails"
   like "$(cat "$T_WORK/bg.out")" "^rootlessrt: pull: docker://$R/rrt/bb:big: blob sha256:$bigl: interrupted after [0-9]+ of [0-9]+ bytes" \
     "... with an error naming the blob and how far it got"
-  is "$([ -e "$STORE/layers/sha256/$bigl" ] && echo kept):$(tmp_left)" ":" "... and nothing half-made is kept"
+  is "$([ -e "$STORE/layers/sha256/$bigd" ] && echo kept):$(tmp_left)" ":" "... and nothing half-made is kept"
 else
   fail "the big layer's download never started" "$(cat "$T_WORK/bg.out")"
 fi
@@ -384,7 +428,7 @@ start_registry reg "$PORT"
 run drun --tls-verify=false "docker://$R/rrt/bb:big"
 is "$rc:$out" "0:big" "after a restart of the registry the next pull works"
 
-drop_layer "$bigl"
+drop_layer "$bigd"
 ROOTLESSRT_PULL_MAX_RATE=1048576 rrt_bg "$T_WORK/bg.out" pull --storage "$STORE" --tls-verify=false "docker://$R/rrt/bb:big"
 pull_pid=$RRT_BG_PID
 if wait_until 30 partial; then
@@ -394,7 +438,7 @@ if wait_until 30 partial; then
   wait_until 10 sh -c '! pgrep -u "$(id -u)" -x rootlessrt-pull' || fail "the registry client outlived the killed pull"
   run pull --tls-verify=false "docker://$R/rrt/bb:big"
   is "$rc:$err:$(tmp_left)" "0::" "a pull killed mid-layer: the next one removes its leftover and completes"
-  ok "... with the layer in the store" test -d "$STORE/layers/sha256/$bigl"
+  ok "... with the layer in the store" test -d "$STORE/layers/sha256/$bigd"
 else
   fail "the big layer's download never started" "$(cat "$T_WORK/bg.out")"
 fi
@@ -411,7 +455,7 @@ if [ -n "${RRT_ROOT_SETUP:-}" ] && [ -r "$RRT_ROOT_SETUP/env" ]; then
   fails_naming "^rootlessrt: run: docker://$R/rrt/bb:big: ([^\"]*sha256:${bigl}[^\"]*No space left on device|not a tar .*)$" \
     "a disk that fills during a pull: one error (naming the layer and ENOSPC, or the cut stream)"
   # The layers before it arrived whole and verified: those stay, as any unpacked layer does.
-  is "$([ -e "$SMALL/layers/sha256/$bigl" ] && echo kept):$(find "$SMALL/tmp" -mindepth 1 -maxdepth 1 2>/dev/null)" ":" \
+  is "$([ -e "$SMALL/layers/sha256/$bigd" ] && echo kept):$(find "$SMALL/tmp" -mindepth 1 -maxdepth 1 2>/dev/null)" ":" \
     "... and nothing of that layer is left on that disk"
   run rrt run --rm --storage "$SMALL" --tls-verify=false "docker://$R/rrt/bb:plain"
   is "$rc:$out" "0:plain" "... whose room is back: an image that fits pulls and runs there"
