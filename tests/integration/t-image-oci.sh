@@ -102,6 +102,9 @@ before=$(kstate "$K")
 run krun "docker-archive:$IMG/docker.tar" true
 is "$rc:$(kdirs "$K")" "0:$diffs" "the same image as docker-archive (plain tars) then: one directory per layer"
 is "$(kstate "$K")" "$before" "... none unpacked again, nothing left in tmp/"
+run rrt store --storage "$K" ls
+has_line "$out" "^layer +${diff_a[0]} +[0-9.]+ (B|KiB|MiB) +diff_id sha256:${diff_a[0]}, blob sha256:${blob_a[0]}\$" \
+  "store ls: a layer's key, its diff_id and the blob it was unpacked from"
 
 # A config whose diff_id for layer 1 is not what that layer's blob decompresses to.
 "$PY" - "$IMG/oci" "$T_WORK/lying" <<'PYEOF'
@@ -140,6 +143,9 @@ rm -rf "$O/layers/blobs"
 old=$(kdirs "$O")
 run rrt run --rm --storage "$O" "oci:$IMG/oci"
 is "$rc:$out:$(kdirs "$O")" "0:entry from-cmd:$old" "an old-layout store still runs, its layers used where they are"
+run rrt store --storage "$O" ls
+has_line "$out" "^layer +${blob_a[0]} +[0-9.]+ (B|KiB|MiB) +\(unpacked by an earlier version" \
+  "store ls says which layers an earlier version named"
 unshare -r --map-auto rm -rf "$K" "$O" 2>/dev/null
 
 # ---------------------------------------------------------------- podman save
