@@ -5,8 +5,9 @@
  * The store keys a layer by its diff_id (the sha256 of its tar uncompressed, the config's
  * rootfs.diff_ids): LAYERS/sha256/DIFF_ID, whichever blob (gzip, zstd, plain) it came from, so an
  * image read as oci-archive and as docker-archive, or pulled after it was imported, is unpacked
- * once. LAYERS/blobs/sha256/BLOB -> ../../sha256/DIFF_ID records which compressed blob was seen to
- * unpack to which layer (for the registry client, which knows blobs only, and `store ls`).
+ * once. LAYERS/blobs/sha256/BLOB -> ../../sha256/DIFF_ID records which compressed blob unpacked (or
+ * a pulled image's config says unpacks) to which layer: for the registry client, which knows
+ * blobs only, and `store ls`.
  * A store made before (its OCI layers named by their compressed digest) is not migrated: a layer
  * missing under its diff_id is used under its blob digest when that directory exists, as those
  * versions made it, so nothing is renamed under a container that may be using it. */
@@ -355,30 +356,46 @@ void rrt_pull_have_fill(const char *store, const char *have)
   }
 }
 
-/* After the client wrote the manifest and the config into LAYOUT: a file in HAVE for each layer
- * the store has by its diff_id (or old name) that HAVE did not name; true when there was one, and
- * the client must start again to skip it (it has made that layer's FIFO and waits to fetch it). */
-bool rrt_pull_have_more(const char *layout, const char *store, const char *have)
+/* After the client wrote the manifest and the config into LAYOUT, HAVE is made to name exactly
+ * the blobs of this image's layers the store has (by diff_id, or by an earlier version's name):
+ * one added is a layer the client would fetch needlessly, one removed (a record that does not
+ * hold for this image's config) a layer it would not fetch at all. True when HAVE changed: the
+ * client, which made its FIFOs by the old HAVE and waits to fetch the first, must start again.
+ * A layer the store has under another blob gets that blob recorded, so that the next pull of
+ * the image knows it from the start: a record is only a hint, checked against each image's config
+ * here before the client is told, so a wrong one costs a restart, never a wrong layer. */
+bool rrt_pull_have_fix(const char *layout, const char *store, const char *have)
 {
   struct rrt_src src;
   struct rrt_plan plan = {0};
   struct rrt_error err = RRT_ERROR_INIT;
-  bool more = false;
+  bool changed = false;
   if (rrt_src_open(&src, layout, false, &err) == 0 && rrt_plan_oci(&src, NULL, &plan, &err) == 0)
     for (size_t i = 0; i < plan.n; i++) {
-      cleanup_free char *dir = layer_dir(store, &plan.layers[i]);
-      cleanup_free char *h = xasprintf("%s/%s", have, plan.layers[i].blob);
-      if (!dir || access(h, F_OK) == 0)
-        continue;
-      int fd = open(h, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-      if (fd >= 0)
-        close(fd);
-      more = true;
+      const struct rrt_layer_ref *l = &plan.layers[i];
+      cleanup_free char *dir = layer_dir(store, l);
+      cleanup_free char *h = xasprintf("%s/%s", have, l->blob);
+      cleanup_free char *by_diff = xasprintf("%s/layers/sha256/%s", store, l->diff);
+      bool told = access(h, F_OK) == 0;
+      if (dir && strcmp(dir, by_diff) == 0 && strcmp(l->blob, l->diff) != 0) {
+        cleanup_free char *link = xasprintf("%s/layers/blobs/sha256/%s", store, l->blob);
+        if (access(link, F_OK) < 0)
+          note_blob(store, l);
+      }
+      if (dir && !told) {
+        int fd = open(h, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        if (fd >= 0)
+          close(fd);
+        changed = true;
+      } else if (!dir && told) {
+        unlink(h);
+        changed = true;
+      }
     }
   rrt_error_clear(&err); /* the import that follows says what is wrong with the image */
   rrt_plan_free(&plan);
   rrt_src_close(&src);
-  return more;
+  return changed;
 }
 
 int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,

@@ -65,10 +65,10 @@ int rrt_image_pull(const char *ref, bool short_names, const struct rrt_pull_opts
                    const char *store, struct rrt_image *img, struct rrt_error *err);
 
 /* A registry pull's --have directory for rootlessrt-pull (blob digests it need not fetch): first
- * filled from the store, then, once the manifest and config are in LAYOUT (a directory), given
- * the blobs of the layers the store has by diff_id: true when that added one. */
+ * filled from the store, then, once the manifest and config are in LAYOUT (a directory), made to
+ * name exactly the blobs of the image's layers the store has: true when that changed it. */
 void rrt_pull_have_fill(const char *store, const char *have);
-bool rrt_pull_have_more(const char *layout, const char *store, const char *have);
+bool rrt_pull_have_fix(const char *layout, const char *store, const char *have);
 
 /* oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG]: the layers are
  * unpacked into the store (once each, in the user namespace), verified. */

@@ -6,8 +6,9 @@
  *
  * The client knows blobs by their (compressed) digests, the store layers by their diff_ids: its
  * --have directory names the blobs the store is known to hold; when the config it fetched first
- * shows a layer the store has under another blob (imported from a docker-archive, say), the client
- * is stopped before it fetched any layer and started once more with that blob in --have. */
+ * shows a layer the store has under another blob (imported from a docker-archive, say), or a
+ * record that does not hold for this image, the client is stopped before it fetched any layer
+ * and started once more with --have put right (and the blob recorded for the next pull). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -193,8 +194,10 @@ static int fetch_and_import(char **argv, const char *layout, const char *store, 
   while (n < 0 && errno == EINTR);
   close(ready[0]);
   /* The client waits to open the first layer's FIFO, which nothing reads yet: no layer was
-   * requested. One the store has by its diff_id means starting again (return 1) to skip it. */
-  if (n == 1 && have && rrt_pull_have_more(layout + strlen("oci:"), store, have)) {
+   * requested. A --have that turns out wrong for this image's config (a layer the store has by
+   * its diff_id under another blob, or a record that does not hold) means starting again
+   * (return 1) with it put right. */
+  if (n == 1 && have && rrt_pull_have_fix(layout + strlen("oci:"), store, have)) {
     kill(helper, SIGKILL);
     exit_code(helper);
     close(herr[0]), close(ierr[0]), close(ierr[1]);

@@ -44,7 +44,7 @@ static void human(unsigned long long n, char buf[32])
   snprintf(buf, 32, i ? "%.1f %s" : "%.0f %s", v, u[i]);
 }
 
-/* LAYERS/blobs/sha256/BLOB -> ../../sha256/KEY: the blobs seen to unpack to the layer KEY,
+/* LAYERS/blobs/sha256/BLOB -> ../../sha256/KEY: the blobs known to unpack to the layer KEY,
  * ", "-joined (malloc'd), or NULL when none is known (a layer unpacked by an earlier version). */
 static char *blobs_of(const char *store, const char *key)
 {

@@ -146,6 +146,9 @@ is "$rc:$out:$(kdirs "$O")" "0:entry from-cmd:$old" "an old-layout store still r
 run rrt store --storage "$O" ls
 has_line "$out" "^layer +${blob_a[0]} +[0-9.]+ (B|KiB|MiB) +\(unpacked by an earlier version" \
   "store ls says which layers an earlier version named"
+run rrt store --storage "$K" rm "sha256:${diff_a[0]}"
+is "$rc:$(find "$K/layers/blobs/sha256" -name "${blob_a[0]}" | wc -l):$(find "$K/layers/blobs/sha256" -name "${blob_a[1]}" | wc -l)" \
+  "0:0:1" "store rm of a layer forgets the blob recorded for it, and only that one"
 unshare -r --map-auto rm -rf "$K" "$O" 2>/dev/null
 
 # ---------------------------------------------------------------- podman save

@@ -215,10 +215,16 @@ mgets=$(grep -c '"GET /v2/rrt/bb/manifests/plain ' "$T_WORK/logged.log")
 is "$((mgets > 0)):$(blob_gets "$T_WORK/logged.log" "${plain_blobs[@]}")" "1:0" \
   "... without fetching a layer blob (the registry logged the manifest's GET, none of a layer's)"
 is "$(find "$DSTORE/layers/sha256" -mindepth 1 -maxdepth 1 | wc -l)" 2 "... one directory per layer in the store"
+run rrt run --rm --storage "$DSTORE" --tls-verify=false "docker://127.0.0.1:$LPORT/rrt/bb:plain"
+is "$rc:$(grep -c '"GET /v2/rrt/bb/manifests/plain ' "$T_WORK/logged.log"):$(blob_gets "$T_WORK/logged.log" "${plain_blobs[@]}")" \
+  "0:$((mgets + 1)):0" "the next pull of it knows its blobs from the start: one manifest request, no layer"
 read -r -a bad_blobs <<<"$(layers_of bad)"
+read -r -a plain_diffs <<<"$(diffs_of plain)"
+# A record that the bad image's own layer is the base layer: wrong, so not believed.
+ln -s "../../sha256/${plain_diffs[0]}" "$DSTORE/layers/blobs/sha256/${bad_blobs[-1]}"
 run rrt run --rm --storage "$DSTORE" --tls-verify=false "docker://127.0.0.1:$LPORT/rrt/bb:bad"
 is "$rc:$out:$(blob_gets "$T_WORK/logged.log" "${plain_blobs[0]}"):$(blob_gets "$T_WORK/logged.log" "${bad_blobs[-1]}")" \
-  "0:bad:0:1" "an image on the same base: only its own layer is fetched"
+  "0:bad:0:1" "an image on the same base: only its own layer is fetched (a wrong blob record in the store is checked against its config)"
 kill -9 "$REG_PID"
 unshare -r --map-auto rm -rf "$DSTORE" 2>/dev/null
 
