@@ -159,15 +159,21 @@ static int on_verify_diff(void *arg, size_t idx, struct rrt_error *err)
                         im->missing[idx], l->blob, got, im->missing[idx], l->diff);
 }
 
-/* LAYERS/blobs/sha256/BLOB -> the layer it unpacked to (best effort: only a hint). */
+/* LAYERS/blobs/sha256/BLOB -> the layer it unpacks to (best effort: only a hint). The directory
+ * is made with the first record, so a store nothing was unpacked into holds nothing. */
 static void note_blob(const char *store, const struct rrt_layer_ref *l)
 {
-  cleanup_free char *link = xasprintf("%s/layers/blobs/sha256/%s", store, l->blob);
+  cleanup_free char *dir = xasprintf("%s/layers/blobs", store);
+  cleanup_free char *sub = xasprintf("%s/sha256", dir);
+  cleanup_free char *link = xasprintf("%s/%s", sub, l->blob);
   cleanup_free char *target = xasprintf("../../sha256/%s", l->diff);
-  if (symlink(target, link) < 0 && errno == EEXIST) {
-    unlink(link);
+  if (symlink(target, link) == 0)
+    return;
+  if (errno == ENOENT && (mkdir(dir, 0700) == 0 || errno == EEXIST) &&
+      (mkdir(sub, 0700) == 0 || errno == EEXIST) && symlink(target, link) == 0)
+    return;
+  if (errno == EEXIST && unlink(link) == 0)
     (void)!symlink(target, link);
-  }
 }
 
 static int on_commit(void *arg, size_t idx, struct rrt_error *err)
@@ -256,8 +262,7 @@ static void split_ref(const char *rest, char **path, char **tag)
 
 static int mkdirs(const char *store, struct rrt_error *err)
 {
-  const char *subs[] = {"",    "/layers", "/layers/sha256", "/layers/blobs", "/layers/blobs/sha256",
-                        "/tmp"};
+  const char *subs[] = {"", "/layers", "/layers/sha256", "/tmp"};
   for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
     cleanup_free char *p = xasprintf("%s%s", store, subs[i]);
     if (i == 0) {

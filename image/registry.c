@@ -67,8 +67,7 @@ static void remove_stale_pulls(const char *tmp)
 
 static int mkdirs(const char *store, struct rrt_error *err)
 {
-  const char *subs[] = {"/layers", "/layers/sha256", "/layers/blobs", "/layers/blobs/sha256",
-                        "/tmp"};
+  const char *subs[] = {"/layers", "/layers/sha256", "/tmp"};
   for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
     cleanup_free char *p = xasprintf("%s%s", store, subs[i]);
     if (mkdir(p, 0700) < 0 && errno != EEXIST)
