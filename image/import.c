@@ -116,14 +116,12 @@ static int on_unpack(void *arg, size_t idx, struct archive *a, struct rrt_error 
   const struct rrt_layer_ref *l = layer_of(im, idx);
   free(im->tmp);
   im->tmp = xasprintf("%s/tmp/%d-%.12s", im->store, getpid(), l->diff);
-  if (mkdir(im->tmp, 0755) < 0)
-    return rrt_error_errno(err, "mkdir %s", im->tmp);
   /* The lock says the unpack is alive; it goes with the process however it ends. */
   if (im->lockfd >= 0)
     close(im->lockfd);
-  im->lockfd = open(im->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (im->lockfd < 0 || flock(im->lockfd, LOCK_EX) < 0)
-    return rrt_error_errno(err, "open %s", im->tmp);
+  im->lockfd = rrt_store_tmp_make(im->tmp, err);
+  if (im->lockfd < 0)
+    return -1;
   im->tmpfd = open(im->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (im->tmpfd < 0)
     return rrt_error_errno(err, "open %s", im->tmp);
@@ -194,11 +192,48 @@ static int on_commit(void *arg, size_t idx, struct rrt_error *err)
              : 0;
 }
 
+/* STORE/tmp itself locks the making of what is in it. A run holds it shared from the mkdir of
+ * its directory until that directory is locked; the removal of stale directories holds it
+ * exclusive. So a directory made a moment ago, not yet locked, is never taken for one a killed
+ * run left (two runs at once lost a layer that way). -1 when tmp cannot be opened or locked. */
+int rrt_store_tmp_hold(const char *tmpdir, int op)
+{
+  int fd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0 && flock(fd, op) < 0) {
+    close(fd);
+    fd = -1;
+  }
+  return fd;
+}
+
+int rrt_store_tmp_make(const char *path, struct rrt_error *err)
+{
+  cleanup_free char *tmpdir = xstrdup(path);
+  char *slash = strrchr(tmpdir, '/');
+  if (slash)
+    *slash = '\0';
+  cleanup_close int hold = rrt_store_tmp_hold(tmpdir, LOCK_SH);
+  if (mkdir(path, 0755) < 0)
+    return rrt_error_errno(err, "mkdir %s", path);
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+    rrt_error_errno(err, "lock %s", path);
+    if (fd >= 0)
+      close(fd);
+    rmdir(path);
+    return -1;
+  }
+  return fd;
+}
+
 /* STORE/tmp/NAME: what an unpack that was killed left: no process holds its lock any more. Run
  * by every run that reads an image from the store (and by `store ls`), whatever it needs. */
 void rrt_store_remove_stale(const char *store)
 {
   cleanup_free char *dir = xasprintf("%s/tmp", store);
+  cleanup_close int hold = rrt_store_tmp_hold(dir, LOCK_EX);
+  if (hold < 0)
+    return;
   DIR *d = opendir(dir);
   if (!d)
     return;

@@ -87,5 +87,10 @@ void rrt_progress_line(char *buf, size_t len, size_t idx, size_t n, const char *
 
 /* Removes what killed unpacks left in STORE/tmp/ (directories no live run holds the lock of). */
 void rrt_store_remove_stale(const char *store);
+/* The shared/exclusive hold on STORE/tmp (flock op) that orders the making of a directory in it
+ * against the removal of stale ones: an fd to close, -1 when it cannot be had. */
+int rrt_store_tmp_hold(const char *tmpdir, int op);
+/* mkdir PATH (in STORE/tmp) and lock it, under the shared hold: the lock's fd, -1 and err. */
+int rrt_store_tmp_make(const char *path, struct rrt_error *err);
 
 #endif

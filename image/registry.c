@@ -50,6 +50,9 @@ static void remove_dir(const char *path)
  * pull keeps nothing half-fetched. */
 static void remove_stale_pulls(const char *tmp)
 {
+  cleanup_close int hold = rrt_store_tmp_hold(tmp, LOCK_EX); /* see rrt_store_tmp_hold */
+  if (hold < 0)
+    return;
   DIR *d = opendir(tmp);
   if (!d)
     return;
@@ -289,15 +292,19 @@ int rrt_image_pull(const char *ref, bool short_names, const struct rrt_pull_opts
   cleanup_free char *tmp = xasprintf("%s/tmp", store);
   remove_stale_pulls(tmp);
   cleanup_free char *dir = xasprintf("%s/" PULL_PREFIX "XXXXXX", tmp);
+  /* The lock says the pull is alive; it goes with the process however it ends. It is taken
+   * under the shared hold on tmp/, so no other run's sweep takes the new directory for stale. */
+  cleanup_close int hold = rrt_store_tmp_hold(tmp, LOCK_SH);
   if (!mkdtemp(dir))
     return rrt_error_errno(err, "mkdtemp %s", dir);
-  /* The lock says the pull is alive; it goes with the process however it ends. */
   cleanup_close int lock = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (lock < 0 || flock(lock, LOCK_EX) < 0) {
     rrt_error_errno(err, "lock %s", dir);
     remove_dir(dir);
     return -1;
   }
+  if (hold >= 0)
+    close(steal_fd(&hold));
   cleanup_free char *helper = rrt_helper_path("rootlessrt-pull", "ROOTLESSRT_PULL_HELPER");
   /* DIR/layout the client's download directory, DIR/have its --have. */
   cleanup_free char *have = xasprintf("%s/have", dir), *dest = xasprintf("%s/layout", dir);
