@@ -90,6 +90,9 @@ static struct {
   int error_fd, ready_fd;
   bool tty, streaming, reported;
   curl_off_t max_rate; /* ROOTLESSRT_PULL_MAX_RATE, bytes/s: lets tests interrupt a layer */
+  /* ROOTLESSRT_PULL_FIFO_DELAY_MS: a wait before each layer's FIFO is opened, so a test can
+   * check that the import waits for the client instead of reading an empty stream. */
+  long fifo_delay_ms;
 } opt = {.error_fd = -1, .ready_fd = -1};
 
 /* The error, now: the runtime reads it before it sees the import fail on the cut layer. */
@@ -553,6 +556,9 @@ static int get_blob(struct conn *c, const char *digest, uint64_t size, const cha
   int r = 0;
   struct body b = {.size = size, .label = label, .path = part};
   struct response resp = {0};
+  if (fifo && opt.fifo_delay_ms > 0)
+    nanosleep(&(struct timespec){opt.fifo_delay_ms / 1000, (opt.fifo_delay_ms % 1000) * 1000000},
+              NULL);
   b.fd = fifo ? open(part, O_WRONLY | O_CLOEXEC)
               : open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (b.fd < 0)
@@ -675,12 +681,17 @@ static int fetch_image(struct conn *c, const char *ref, const char *want_digest)
     r = write_file(path, index, strlen(index));
     free(index);
   }
-  /* A FIFO for each layer to fetch, then the runtime may start reading them in order. */
+  /* A FIFO for each layer to fetch, then the runtime may start reading them in order. Each
+   * FIFO made is served, even if the layer reaches the store meanwhile: the import, which
+   * decides what it reads once it starts, may be waiting on it (when it reads none, it stops
+   * this client once it is done). */
+  bool *fifo = xmalloc((n + 1) * sizeof(bool));
   for (size_t i = 0; r == 0 && i < n; i++) {
     const char *d = str_of(json_object_array_get_idx(layers, i), "digest");
     free(path);
     path = xasprintf("%s/blobs/sha256/%s", opt.dest, d + 7);
-    if (!have_layer(d) && mkfifo(path, 0600) < 0 && errno != EEXIST)
+    fifo[i] = !have_layer(d);
+    if (fifo[i] && mkfifo(path, 0600) < 0 && errno != EEXIST)
       r = failf("mkfifo %s: %s", path, strerror(errno));
   }
   if (r == 0 && opt.ready_fd >= 0) {
@@ -696,7 +707,7 @@ static int fetch_image(struct conn *c, const char *ref, const char *want_digest)
     bool again = false;
     for (size_t k = 0; k < i; k++)
       again |= strcmp(str_of(json_object_array_get_idx(layers, k), "digest"), d) == 0;
-    if (again || have_layer(d))
+    if (again || !fifo[i])
       continue;
     uint64_t size =
         json_object_object_get_ex(l, "size", &sz) ? (uint64_t)json_object_get_int64(sz) : 0;
@@ -704,6 +715,7 @@ static int fetch_image(struct conn *c, const char *ref, const char *want_digest)
     r = get_blob(c, d, size, label, true);
     free(label);
   }
+  free(fifo);
   free(path);
   json_object_put(j);
   free(doc);
@@ -848,6 +860,9 @@ int main(int argc, char **argv)
   const char *rate = getenv("ROOTLESSRT_PULL_MAX_RATE");
   if (rate && *rate)
     opt.max_rate = (curl_off_t)strtoll(rate, NULL, 10);
+  const char *delay = getenv("ROOTLESSRT_PULL_FIFO_DELAY_MS");
+  if (delay && *delay)
+    opt.fifo_delay_ms = strtol(delay, NULL, 10);
   int r = parse_args(argc, argv);
   if (r == 0 && curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
     r = failf("curl_global_init failed");
