@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -31,6 +32,8 @@
 #include "rootlessrt/util.h"
 
 #define PULL_PREFIX "pull-"
+#define PARTIAL_PREFIX "partial-sha256-" /* the client's kept partial downloads (--partials) */
+#define PARTIAL_MAX_AGE (24 * 3600)      /* seconds since a partial download last grew */
 #define IMPORT_GRACE_MS 10000
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -46,8 +49,22 @@ static void remove_dir(const char *path)
   nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* STORE/tmp/partial-sha256-HEX: a layer's compressed bytes as far as a cut pull got, which the
+ * next pull of that layer resumes from. One no pull is writing (its lock is free) goes once it
+ * is PARTIAL_MAX_AGE old or empty; the client removes one whose layer arrived whole. */
+static void remove_old_partial(const char *tmp, const char *name)
+{
+  cleanup_free char *p = xasprintf("%s/%s", tmp, name);
+  cleanup_close int fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || flock(fd, LOCK_EX | LOCK_NB) < 0)
+    return;
+  if (st.st_size == 0 || time(NULL) - st.st_mtime > PARTIAL_MAX_AGE)
+    unlink(p);
+}
+
 /* STORE/tmp/pull-*: what a pull that was killed left (its lock is free): removed, so a killed
- * pull keeps nothing half-fetched. */
+ * pull keeps nothing half-unpacked; old partial downloads too (remove_old_partial). */
 static void remove_stale_pulls(const char *tmp)
 {
   DIR *d = opendir(tmp);
@@ -55,6 +72,8 @@ static void remove_stale_pulls(const char *tmp)
     return;
   struct dirent *e;
   while ((e = readdir(d))) {
+    if (strncmp(e->d_name, PARTIAL_PREFIX, strlen(PARTIAL_PREFIX)) == 0)
+      remove_old_partial(tmp, e->d_name);
     if (strncmp(e->d_name, PULL_PREFIX, strlen(PULL_PREFIX)) != 0)
       continue;
     cleanup_free char *p = xasprintf("%s/%s", tmp, e->d_name);
@@ -77,9 +96,10 @@ static int mkdirs(const char *store, struct rrt_error *err)
 }
 
 static char **helper_argv(const char *helper, const char *ref, bool short_names,
-                          const struct rrt_pull_opts *po, const char *have, const char *dir)
+                          const struct rrt_pull_opts *po, const char *have, const char *tmp,
+                          const char *dir)
 {
-  char **argv = xcalloc(16, sizeof(char *));
+  char **argv = xcalloc(20, sizeof(char *));
   size_t n = 0;
   argv[n++] = xstrdup(helper);
   if (po && po->platform)
@@ -91,6 +111,7 @@ static char **helper_argv(const char *helper, const char *ref, bool short_names,
   if (short_names)
     argv[n++] = xstrdup("--short-names");
   argv[n++] = xstrdup("--have"), argv[n++] = xstrdup(have);
+  argv[n++] = xstrdup("--partials"), argv[n++] = xstrdup(tmp);
   argv[n++] = xstrdup("--error-fd"), argv[n++] = xstrdup("3");
   argv[n++] = xstrdup("--ready-fd"), argv[n++] = xstrdup("4");
   argv[n++] = xstrdup(dir);
@@ -307,7 +328,7 @@ int rrt_image_pull(const char *ref, bool short_names, const struct rrt_pull_opts
     return -1;
   }
   rrt_pull_have_fill(store, have);
-  cleanup_strv char **argv = helper_argv(helper, ref, short_names, po, have, dest);
+  cleanup_strv char **argv = helper_argv(helper, ref, short_names, po, have, tmp, dest);
   cleanup_free char *layout = xasprintf("oci:%s", dest);
   rrt_image_platform_chosen = po && po->platform; /* the import child inherits it */
   int r = fetch_and_import(argv, layout, store, have, err);
