@@ -2,7 +2,9 @@
  * registry client, writes the image's manifest and config into an OCI layout under STORE/tmp/
  * and streams every layer not already in the store through a FIFO there, which the layout's
  * import (as for oci:) reads as it arrives: every digest is checked again by the runtime's own
- * code and each layer is unpacked once, keyed by its diff_id, and never stored whole.
+ * code and each layer is unpacked once, keyed by its diff_id. Only its compressed bytes are
+ * kept beside, until it arrived whole: STORE/tmp/partial-sha256-HEX, from which a cut pull is
+ * resumed (the client's --partials; old ones are swept here).
  *
  * The client knows blobs by their (compressed) digests, the store layers by their diff_ids: its
  * --have directory names the blobs the store is known to hold; when the config it fetched first

@@ -11,14 +11,14 @@
  * config, and a FIFO for every layer not already in DIR (STORE/layers/sha256: unpacked layers,
  * named by digest, are never fetched again); then a byte on fd M says the runtime can start
  * its import, which reads each FIFO in the manifest's order while the layer streams in, so a
- * layer is unpacked as it arrives and never stored whole. Every blob is checked against its
- * digest while it streams (the runtime checks it again and commits nothing that fails).
- * With --partials (STORE/tmp), the compressed bytes of each layer received so far are kept in
- * DIR/partial-sha256-HEX (locked while written) until the layer arrived whole: a pull cut there
- * (the registry gone, the pull killed) is resumed by the next one with Range: bytes=N-, the
- * kept bytes sent to the import first, hashed on the way, then the rest (see begin_body).
- * Progress goes to stderr when it is a terminal; the error, one line, to fd N, as soon as it
- * happens (before the layer's FIFO is closed, so it is there before the import fails on it).
+ * layer is unpacked as it arrives (its compressed bytes kept only until then: --partials). Every
+ * blob is checked against its digest while it streams (the runtime checks it again and commits
+ * nothing that fails). With --partials (STORE/tmp), the compressed bytes of each layer received so
+ * far are kept in DIR/partial-sha256-HEX (locked while written) until the layer arrived whole: a
+ * pull cut there (the registry gone, the pull killed) is resumed by the next one with Range:
+ * bytes=N-, the kept bytes sent to the import first, hashed on the way, then the rest (see
+ * begin_body). Progress goes to stderr when it is a terminal; the error, one line, to fd N, as soon
+ * as it happens (before the layer's FIFO is closed, so it is there before the import fails on it).
  * Exit status: 0 done, 1 failed. */
 #include <curl/curl.h>
 #include <errno.h>
