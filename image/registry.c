@@ -37,6 +37,7 @@
 #define PARTIAL_PREFIX "partial-sha256-" /* the client's kept partial downloads (--partials) */
 #define PARTIAL_MAX_AGE (24 * 3600)      /* seconds since a partial download last grew */
 #define IMPORT_GRACE_MS 10000
+#define HELPER_GRACE_MS 200 /* after the import is done, for the client to exit by itself */
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -240,8 +241,12 @@ static int fetch_and_import(char **argv, const char *layout, const char *store, 
        * itself and removes its half-unpacked directory. It is killed only if it waits on a
        * FIFO no one will ever write (the next import sweeps what it leaves). */
       /* Likewise a helper still there once the import read every layer it needed waits on a
-       * layer someone else put in the store meanwhile: what it would fetch is not needed. */
-      int timeout = (hdone && hstatus != 0) || (idone && istatus == 0) ? IMPORT_GRACE_MS : -1;
+       * layer someone else put in the store meanwhile: what it would fetch is not needed, and
+       * it holds no partial download's lock (it takes one once the FIFO is open), so it goes
+       * as soon as it had a moment to exit by itself. */
+      int timeout = hdone && hstatus != 0             ? IMPORT_GRACE_MS
+                    : idone && istatus == 0 && !hdone ? HELPER_GRACE_MS
+                                                      : -1;
       int pr = hfd < 0 || ifd < 0 ? -1 : poll(pf, 2, timeout);
       if (pr == 0 && !idone) {
         kill(import, SIGKILL);

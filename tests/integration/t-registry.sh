@@ -615,9 +615,24 @@ if wait_until 20 test -s "$T_WORK/proxy.port"; then
   is "$sweep_bad" "" "a pull killed -9 at 8 points: each next pull resumes what was kept, runs the right content, leaves tmp/ empty"
   diag "partial downloads resumed (layer@bytes): $sweep_kept"
   like "$sweep_kept" "@[0-9]+" "... and at least one of those kills left a partial download to resume"
+
+  # Two pulls of the same image at once: one keeps the partial downloads (their lock), the other
+  # streams without; both complete, whichever commits a layer second drops its copy.
+  drop_layers
+  t0=$SECONDS
+  rrt_bg "$T_WORK/c1.out" pull --storage "$STORE" --tls-verify=false "docker://$P/rrt/bb:big"
+  c1=$RRT_BG_PID
+  rrt_bg "$T_WORK/c2.out" pull --storage "$STORE" --tls-verify=false "docker://$P/rrt/bb:big"
+  c2=$RRT_BG_PID
+  wait "$c1"
+  s1=$?
+  wait "$c2"
+  s2=$?
+  is "$s1:$s2:$(cat "$T_WORK/c1.out" "$T_WORK/c2.out"):$(tmp_left):$((SECONDS - t0 < 10))" "0:0:::1" \
+    "two pulls of one image at once: both complete within 10 s, tmp/ is empty"
 else
   fail "the proxy did not start" "$(cat "$T_WORK/proxy.err")"
-  skip "no proxy" 16
+  skip "no proxy" 17
 fi
 
 # ---------------------------------------------------------------- a disk that fills
