@@ -645,7 +645,7 @@ if [ -n "${RRT_ROOT_SETUP:-}" ] && [ -r "$RRT_ROOT_SETUP/env" ]; then
   # now and then the import's "not a tar" of a layer whose FIFO it read before the client had
   # opened it, instead of the unpack's ENOSPC.
   full_bad="" full_left="" full_ok=0
-  full_re="^rootlessrt: run: docker://$R/rrt/bb:big: [^\"]*sha256:${bigl}[^\"]*No space left on device\$"
+  full_re="^rootlessrt: run: docker://$R/rrt/bb:big: unpack into the store $SMALL: [^\"]*sha256:${bigl}[^\"]*No space left on device\$"
   small_clear() {
     local l
     for l in "$SMALL"/layers/sha256/*; do
@@ -668,7 +668,7 @@ if [ -n "${RRT_ROOT_SETUP:-}" ] && [ -r "$RRT_ROOT_SETUP/env" ]; then
     [ "$left" = ":" ] || full_left+="run $k: $left"$'\n'
   done
   is "$full_ok/${FULL_RUNS:-1}${full_bad:+ $full_bad}" "${FULL_RUNS:-1}/${FULL_RUNS:-1}" \
-    "a disk that fills during a pull: one error naming the layer and ENOSPC, every time"
+    "a disk that fills during a pull: one error naming the layer, ENOSPC and the store, every time"
   is "$full_left" "" "... and nothing of that layer is left on that disk"
   run rrt run --rm --storage "$SMALL" --tls-verify=false "docker://$R/rrt/bb:plain"
   is "$rc:$out" "0:plain" "... whose room is back: an image that fits pulls and runs there"
