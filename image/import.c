@@ -130,6 +130,9 @@ static int on_unpack(void *arg, size_t idx, struct archive *a, struct rrt_error 
   int r = rrt_unpack_layer(a, &u, err);
   close(im->tmpfd);
   im->tmpfd = -1;
+  /* A full disk is the store's: said with its path, so the user knows which filesystem. */
+  if (r < 0 && err && (err->errnum == ENOSPC || err->errnum == EDQUOT))
+    rrt_error_wrap(err, "unpack into the store %s", im->store);
   return r;
 }
 

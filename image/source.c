@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -413,6 +414,25 @@ int rrt_src_check_set(const struct rrt_src *s, char *const *names, const char *c
   return bad ? rrt_error_msgf(err, EBADMSG, "%s", bad) : 0;
 }
 
+/* A layer's FIFO in a pull's download directory, opened (without blocking) before the client
+ * opened its end: a read now would see no writer and return end-of-file, an empty layer ("not
+ * a tar"), which is what a pull sometimes reported instead of its real error. Until a writer
+ * has come, the FIFO is neither readable nor hung up, so poll waits for the client to write or
+ * to close it (the runtime stops this import if the client dies first). */
+static int wait_writer(int fd, const char *path, const char *name, struct rrt_error *err)
+{
+  struct stat sb;
+  if (fstat(fd, &sb) < 0)
+    return rrt_error_errno(err, "%s/%s", path, name);
+  if (!S_ISFIFO(sb.st_mode))
+    return 0;
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  while (poll(&p, 1, -1) < 0)
+    if (errno != EINTR)
+      return rrt_error_errno(err, "poll %s/%s", path, name);
+  return 0;
+}
+
 int rrt_src_stream(const struct rrt_src *s, char *const *names, size_t n,
                    const struct rrt_src_sink *sink, struct rrt_error *err)
 {
@@ -425,6 +445,10 @@ int rrt_src_stream(const struct rrt_src *s, char *const *names, size_t n,
       st->fd = open_file(s, names[i], err);
       if (st->fd < 0)
         return -1;
+      if (wait_writer(st->fd, s->path, names[i], err) < 0) {
+        close(st->fd);
+        return -1;
+      }
       struct stat sb;
       st->size = fstat(st->fd, &sb) == 0 && sb.st_size > 0 ? (uint64_t)sb.st_size : 0;
       int r = with_stream(st, sink, i, err);

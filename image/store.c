@@ -107,6 +107,31 @@ static void list_dir(const char *store, const char *sub, const char *kind, bool 
   closedir(d);
 }
 
+/* STORE/tmp/partial-sha256-HEX: a registry layer's download cut short, which the next pull of
+ * it resumes (image/registry.c); its size is the bytes received. */
+static void list_partials(const char *store, bool *any)
+{
+  cleanup_free char *dir = xasprintf("%s/tmp", store);
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    struct stat st;
+    if (strncmp(e->d_name, "partial-sha256-", 15) != 0 ||
+        fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+      continue;
+    cleanup_free char *name = xasprintf("sha256:%s", e->d_name + 15);
+    char size[32];
+    human((unsigned long long)st.st_size, size);
+    if (!*any)
+      printf("%-10s %-72s %s\n", "KIND", "NAME", "SIZE");
+    *any = true;
+    printf("%-10s %-72s %s\n", "partial", name, size);
+  }
+  closedir(d);
+}
+
 int rrt_store_list(const char *store, struct rrt_error *err)
 {
   (void)err;
@@ -115,6 +140,7 @@ int rrt_store_list(const char *store, struct rrt_error *err)
   list_dir(store, "images", "image", &any);
   list_dir(store, "layers/sha256", "layer", &any);
   list_dir(store, "containers", "container", &any);
+  list_partials(store, &any);
   char size[32];
   human(disk_usage(store), size);
   if (!any)
