@@ -9,27 +9,13 @@
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
 N=66
-if ! real_root; then
-  skip "cgroup v1 is for real root only; this runs as uid $(id -u)" "$N"
-  done_testing
-fi
-V1=/sys/fs/cgroup
-for c in memory cpu pids freezer; do
-  if ! awk -v c="$c" '$9 == "cgroup" && $5 == "/sys/fs/cgroup/" c {f = 1} END {exit !f}' /proc/self/mountinfo; then
-    skip "no cgroup v1 $c controller at $V1/$c: not a legacy or hybrid host" "$N"
-    done_testing
-  fi
-done
+need_cgroup_v1 "$N" memory cpu pids freezer
 
 top=rrt-t-$$
-cleanup_top() { # the parents the runtime made stay (as with runc): the test removes them
-  find "$V1" -depth -type d \( -path "*/$top/*" -o -name "$top" \) -exec rmdir {} \; 2>/dev/null
-}
-trap 'cleanup_top; _cleanup' EXIT
+trap 'remove_v1_tree "$top"; _cleanup' EXIT
 
-b=$(mkbundle cg rrt-probe sleep 1000)
-cfg "$b" '.linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)
-  | .linux.resources = {"memory": {"limit": 67108864}, "cpu": {"quota": 50000, "period": 100000},
+b=$(rootbundle cg rrt-probe sleep 1000)
+cfg "$b" '.linux.resources = {"memory": {"limit": 67108864}, "cpu": {"quota": 50000, "period": 100000},
                         "pids": {"limit": 20}}
   | .linux.cgroupsPath = $p' --arg p "/$top/abs"
 
