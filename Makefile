@@ -75,6 +75,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 PROBE := $(BUILD)/rrt-probe
 CONSOLE_RECV := $(BUILD)/console-recv
 PTYRUN := $(BUILD)/ptyrun
+ARCHIVE_NULL := $(BUILD)/rootlessrt-archive-null
 
 .PHONY: all deps demo check check-asan unit integration bench lint format install clean fuzz podman-check \
         man dist deb deb-test rpm check-runc
@@ -114,7 +115,7 @@ $(BUILD)/rootlessrt-pull: $(wildcard pull/*.c pull/*.h)
 	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags $(PULL_PKGS)) $(ALL_LDFLAGS) -o $@ \
 	  $(wildcard pull/*.c) $(shell pkg-config --libs $(PULL_PKGS))
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/tap.h $(BUILD)/librrt.a
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/librrt.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(BUILD)/librrt.a $(PKG_LIBS) \
 	  $(SLIRP_LIBS)
@@ -134,22 +135,35 @@ $(PTYRUN): tests/helper/ptyrun.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $<
 
+# rootlessrt whose unpacker sees libarchive give NULL link targets on demand (t-image-hostile):
+# unpack.o's libarchive calls renamed to the interposer's, tests/helper/rootlessrt-archive-null.c.
+# The binary is static-pie with libarchive.a inside, so no LD_PRELOAD could reach them.
+NULLED_CALLS := symlink symlink_utf8 symlink_w hardlink hardlink_utf8 hardlink_w filetype
+$(BUILD)/tests/unpack-archive-null.o: $(BUILD)/obj/image/unpack.o
+	@mkdir -p $(dir $@)
+	objcopy $(foreach f,$(NULLED_CALLS),--redefine-sym archive_entry_$(f)=rrt_null_archive_entry_$(f)) \
+	  $< $@
+$(ARCHIVE_NULL): tests/helper/rootlessrt-archive-null.c $(BUILD)/tests/unpack-archive-null.o \
+                 $(CLI_OBJS) $(BUILD)/librrt.a
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $(RRT_LINK) -o $@ $(CLI_OBJS) \
+	  $(BUILD)/tests/unpack-archive-null.o $< $(BUILD)/librrt.a $(PKG_LIBS)
+
 unit: $(UNIT_BINS)
 	@sh tests/run-unit.sh $(UNIT_BINS)
 
-integration: all $(PROBE) $(CONSOLE_RECV)
+integration: all $(PROBE) $(CONSOLE_RECV) $(ARCHIVE_NULL)
 	@bash tests/run-integration.sh $(abspath $(BUILD)/rootlessrt) $(abspath $(PROBE))
 
 # One summary line for everything: unit + integration.
 check: deps
-	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(PROBE) $(CONSOLE_RECV) $(PTYRUN)
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(PROBE) $(CONSOLE_RECV) $(PTYRUN) $(ARCHIVE_NULL)
 	@bash tests/run-all.sh $(BUILD)
 
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g -fno-omit-frame-pointer" \
 	  SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" LINK_STATIC=0 \
 	  build-asan/rootlessrt build-asan/rootlessrt-net build-asan/rootlessrt-systemd build-asan/rootlessrt-pull $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BINS)) build-asan/rrt-probe \
-	  build-asan/console-recv
+	  build-asan/console-recv build-asan/rootlessrt-archive-null
 	@RRT_ASAN=1 bash tests/run-all.sh build-asan
 
 demo: deps

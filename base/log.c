@@ -209,30 +209,82 @@ static void log_msg(enum rrt_log_level level, bool to_stderr, const char *msg)
   }
 }
 
+static void log_va(enum rrt_log_level level, bool to_stderr, const char *fmt, va_list ap)
+{
+  int saved = errno;
+  char *msg = xvasprintf(fmt, ap);
+  log_msg(level, to_stderr, msg);
+  free(msg);
+  errno = saved;
+}
+
 void rrt_log(enum rrt_log_level level, const char *fmt, ...)
 {
   if (level == RRT_LOG_DEBUG && !log_debug)
     return;
-  int saved = errno;
   va_list ap;
   va_start(ap, fmt);
-  char *msg = xvasprintf(fmt, ap);
+  log_va(level, true, fmt, ap);
   va_end(ap);
-  log_msg(level, true, msg);
-  free(msg);
-  errno = saved;
 }
 
 void rrt_log_file(enum rrt_log_level level, const char *fmt, ...)
 {
   if (log_fd < 0 || (level == RRT_LOG_DEBUG && !log_debug))
     return;
-  int saved = errno;
   va_list ap;
   va_start(ap, fmt);
-  char *msg = xvasprintf(fmt, ap);
+  log_va(level, false, fmt, ap);
   va_end(ap);
-  log_msg(level, false, msg);
-  free(msg);
-  errno = saved;
+}
+
+/* The phases' clock: CLOCK_MONOTONIC, from the first rrt_phase_start (main) on. A forked child
+ * (the container's init) inherits the origin and the last phase, so its lines continue the
+ * runtime's timeline; each process then counts its own durations. */
+static struct timespec phase_t0, phase_last;
+
+static double ms_between(const struct timespec *a, const struct timespec *b)
+{
+  return (double)(b->tv_sec - a->tv_sec) * 1e3 + (double)(b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/* Across the re-execution from a sealed copy (reexec.h), which is part of the time. */
+#define PHASE_T0_ENV "_ROOTLESSRT_PHASE_T0"
+
+void rrt_phase_start(void)
+{
+  clock_gettime(CLOCK_MONOTONIC, &phase_t0);
+  const char *t = getenv(PHASE_T0_ENV);
+  long long sec = 0, nsec = 0;
+  if (t && sscanf(t, "%lld.%lld", &sec, &nsec) == 2 && sec > 0 && nsec >= 0 && nsec < 1000000000 &&
+      sec <= (long long)phase_t0.tv_sec) {
+    phase_t0.tv_sec = (time_t)sec;
+    phase_t0.tv_nsec = (long)nsec;
+  }
+  unsetenv(PHASE_T0_ENV);
+  phase_last = phase_t0;
+}
+
+void rrt_phase_export(void)
+{
+  char t[64];
+  snprintf(t, sizeof(t), "%lld.%09ld", (long long)phase_t0.tv_sec, phase_t0.tv_nsec);
+  setenv(PHASE_T0_ENV, t, 1);
+}
+
+void rrt_phase(const char *fmt, ...)
+{
+  if (!log_debug)
+    return;
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  if (phase_t0.tv_sec == 0 && phase_t0.tv_nsec == 0)
+    phase_t0 = phase_last = now;
+  va_list ap;
+  va_start(ap, fmt);
+  cleanup_free char *what = xvasprintf(fmt, ap);
+  va_end(ap);
+  rrt_log(RRT_LOG_DEBUG, "%8.3f ms (+%.3f): %s", ms_between(&phase_t0, &now),
+          ms_between(&phase_last, &now), what);
+  phase_last = now;
 }

@@ -1,4 +1,5 @@
 /* reexec.c: re-execute from a sealed memfd copy of the binary (CVE-2019-5736). */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rootlessrt/log.h"
 #include "rootlessrt/reexec.h"
 #include "rootlessrt/util.h"
 
@@ -38,6 +40,30 @@ static bool exe_out_of_reach(const struct stat *st)
          st->st_nlink > 0 && st->st_uid == 0;
 }
 
+/*
+ * How much of the binary the copy needs: up to the end of the last part a program header names
+ * (what the kernel maps and the loader reads). The rest is section headers and debug
+ * information, 44% of a build tree's binary (1.6 of 3.6 MB; copying it was 0.7 ms of a 1.5 ms
+ * copy here). The copy's ELF header then names no section table. The whole file when it is not
+ * a 64-bit ELF file this can read.
+ */
+static off_t exec_size(int fd, off_t size, Elf64_Ehdr *eh)
+{
+  if (pread(fd, eh, sizeof(*eh), 0) != (ssize_t)sizeof(*eh) ||
+      memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phnum == 0 || eh->e_phnum > 64)
+    return size;
+  Elf64_Phdr ph[64];
+  size_t len = (size_t)eh->e_phnum * sizeof(Elf64_Phdr);
+  if ((off_t)eh->e_phoff <= 0 || pread(fd, ph, len, (off_t)eh->e_phoff) != (ssize_t)len)
+    return size;
+  uint64_t end = eh->e_phoff + len;
+  for (size_t i = 0; i < eh->e_phnum; i++)
+    if (ph[i].p_offset + ph[i].p_filesz > end)
+      end = ph[i].p_offset + ph[i].p_filesz;
+  return end < (uint64_t)size ? (off_t)end : size;
+}
+
 int rrt_reexec_sealed(char **argv, struct rrt_error *err)
 {
   if (rrt_exe_is_sealed())
@@ -55,12 +81,20 @@ int rrt_reexec_sealed(char **argv, struct rrt_error *err)
   cleanup_close int mfd = memfd_create("rootlessrt", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (mfd < 0)
     return rrt_error_errno(err, "memfd_create");
-  off_t off = 0;
-  while (off < st.st_size) {
-    ssize_t n = sendfile(mfd, src, &off, (size_t)(st.st_size - off));
+  Elf64_Ehdr eh;
+  off_t size = exec_size(src, st.st_size, &eh), off = 0;
+  while (off < size) {
+    ssize_t n = sendfile(mfd, src, &off, (size_t)(size - off));
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
+      return rrt_error_errno(err, "copy /proc/self/exe to a memfd");
+  }
+  if (size < st.st_size) {
+    eh.e_shoff = 0;
+    eh.e_shnum = 0;
+    eh.e_shstrndx = SHN_UNDEF;
+    if (pwrite(mfd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh))
       return rrt_error_errno(err, "copy /proc/self/exe to a memfd");
   }
   if (fcntl(mfd, F_ADD_SEALS, SEALS) < 0)
@@ -73,6 +107,7 @@ int rrt_reexec_sealed(char **argv, struct rrt_error *err)
     self[len] = '\0';
     setenv(RRT_EXE_ENV, self, 1);
   }
+  rrt_phase_export();
   fexecve(mfd, argv, environ);
   return rrt_error_errno(err, "fexecve the sealed copy");
 }

@@ -6,11 +6,14 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <linux/sched.h> /* struct clone_args, CLONE_INTO_CGROUP */
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -468,7 +471,7 @@ int rrt_cgroup_create(const struct rrt_cgroup_opts *o, pid_t init, struct rrt_cg
     r = rrt_cgroup_update(cg, rest ? rest : o->resources_json, o->privileged, err);
     if (r < 0)
       rrt_error_wrap(err, "linux.resources");
-    else if (!cg->unit)
+    else if (!cg->unit && init > 0)
       r = rrt_cgroup_enter(cg, init, err);
   }
   if (r < 0) {
@@ -676,6 +679,77 @@ int rrt_cgroup_enter(const struct rrt_cgroup *cg, pid_t pid, struct rrt_error *e
   }
   if (cg->v2 && rrt_cg_write(cg->v2, "cgroup.procs", buf, err) < 0)
     return -1;
+  return 0;
+}
+
+int rrt_cgroup_join_prepare(const struct rrt_cgroup *cg, struct rrt_cgroup_join *j,
+                            struct rrt_error *err)
+{
+  memset(j, 0, sizeof(*j));
+  j->v2_fd = -1;
+  if (cg->v2) {
+    j->v2_fd = open(cg->v2, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (j->v2_fd < 0)
+      return rrt_error_errno(err, "cgroup: open %s", cg->v2);
+    j->v2_procs = xasprintf("%s/cgroup.procs", cg->v2);
+  }
+  for (int i = 0; i < RRT_CG_V1_N; i++) {
+    bool seen = false;
+    for (int k = 0; k < i && cg->v1[i]; k++)
+      seen = seen || (cg->v1[k] && strcmp(cg->v1[k], cg->v1[i]) == 0);
+    if (cg->v1[i] && !seen)
+      j->v1_tasks[i] = xasprintf("%s/tasks", cg->v1[i]);
+  }
+  return 0;
+}
+
+void rrt_cgroup_join_free(struct rrt_cgroup_join *j)
+{
+  if (j->v2_fd >= 0)
+    close(j->v2_fd);
+  free(j->v2_procs);
+  for (int i = 0; i < RRT_CG_V1_N; i++)
+    free(j->v1_tasks[i]);
+  memset(j, 0, sizeof(*j));
+  j->v2_fd = -1;
+}
+
+pid_t rrt_cgroup_fork_into(const struct rrt_cgroup_join *j, bool *in_v2)
+{
+  *in_v2 = false;
+  if (j->v2_fd >= 0) {
+    struct clone_args ca = {
+        .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD, .cgroup = (uint64_t)j->v2_fd};
+    long pid = syscall(SYS_clone3, &ca, sizeof(ca));
+    if (pid >= 0) {
+      *in_v2 = true;
+      return (pid_t)pid;
+    }
+    /* ENOSYS, E2BIG (older kernels), or a directory the kernel will not start a process in:
+     * the write to cgroup.procs says why, or works. */
+  }
+  return fork();
+}
+
+/* A whole file's write of a short value, by path (rrt_cg_write takes a directory). */
+static int write_join(const char *path, const char *value, struct rrt_error *err)
+{
+  cleanup_close int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0 || write(fd, value, strlen(value)) != (ssize_t)strlen(value))
+    return rrt_error_errno(err, "cgroup: write %s to %s", value, path);
+  return 0;
+}
+
+int rrt_cgroup_join_self(const struct rrt_cgroup_join *j, bool in_v2, struct rrt_error *err)
+{
+  for (int i = 0; i < RRT_CG_V1_N; i++)
+    if (j->v1_tasks[i] && write_join(j->v1_tasks[i], "0", err) < 0)
+      return -1;
+  if (j->v2_procs && !in_v2) {
+    char pid[32];
+    snprintf(pid, sizeof(pid), "%d", (int)getpid());
+    return write_join(j->v2_procs, pid, err);
+  }
   return 0;
 }
 

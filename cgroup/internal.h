@@ -49,8 +49,9 @@ void rrt_cg_enable_controllers(const char *dir);
  * helper: *fallback, one warning, nothing made. */
 int rrt_cg_systemd_create(const struct rrt_cgroup_opts *o, pid_t init, struct rrt_cgroup *cg,
                           char **rest, bool *fallback, struct rrt_error *err);
-/* update: the unit properties set; *rest as above. */
-int rrt_cg_systemd_update(const struct rrt_cgroup *cg, const char *json, char **rest,
+/* update: *rest (when not NULL) as above; with apply, the unit properties are set
+ * (SetUnitProperties: systemd checks every one before it changes any). */
+int rrt_cg_systemd_update(const struct rrt_cgroup *cg, const char *json, bool apply, char **rest,
                           struct rrt_error *err);
 /* delete: StopUnit (gone already is fine). */
 void rrt_cg_systemd_stop(const struct rrt_cgroup *cg);

@@ -616,9 +616,12 @@ static int write_all(struct plan *p, struct rrt_error *err)
 int rrt_cgroup_update(const struct rrt_cgroup *cg, const char *resources_json, bool devices,
                       struct rrt_error *err)
 {
-  /* In a systemd scope, what systemd has properties for goes to it first. */
+  /* In a systemd scope, what systemd has properties for goes to it, the rest to cgroupfs. The
+   * properties are set last, once every cgroupfs write is done: a failed write then changes no
+   * property, and a refused property puts back what was written (all or nothing). */
+  const char *whole = resources_json;
   cleanup_free char *rest = NULL;
-  if (cg->unit && rrt_cg_systemd_update(cg, resources_json, &rest, err) < 0)
+  if (cg->unit && rrt_cg_systemd_update(cg, whole, false, &rest, err) < 0)
     return -1;
   if (rest)
     resources_json = rest;
@@ -654,6 +657,10 @@ int rrt_cgroup_update(const struct rrt_cgroup *cg, const char *resources_json, b
     goto out;
   if (devices && rrt_cg_devices_apply(cg, get(res, "devices"), err) < 0)
     goto out;
+  if (cg->unit && rrt_cg_systemd_update(cg, whole, true, NULL, err) < 0) {
+    undo(&p);
+    goto out;
+  }
   ret = 0;
 out:
   plan_free(&p);

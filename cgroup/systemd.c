@@ -307,15 +307,19 @@ static bool unified_host(void)
   return r;
 }
 
-int rrt_cg_systemd_update(const struct rrt_cgroup *cg, const char *json, char **rest,
+int rrt_cg_systemd_update(const struct rrt_cgroup *cg, const char *json, bool apply, char **rest,
                           struct rrt_error *err)
 {
   struct props p = {0};
-  *rest = NULL;
+  cleanup_free char *left = NULL;
+  if (rest)
+    *rest = NULL;
   if (!unified_host())
     return 0;
-  int r = split(json, &p, rest, err);
-  if (r == 0 && p.n > 0) {
+  int r = split(json, &p, &left, err);
+  if (rest)
+    *rest = steal_ptr(&left);
+  if (r == 0 && apply && p.n > 0) {
     const char *args[32] = {"set", cg->unit};
     for (size_t i = 0; i < p.n && i < 28; i++)
       args[2 + i] = p.v[i];

@@ -1,4 +1,5 @@
-/* cmd_common.c: flag-parsing pieces shared by the verbs. */
+/* cmd_common.c: flag-parsing pieces shared by the verbs, and the container the cgroup verbs load.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -18,6 +19,21 @@ int rrt_cmd_one_id(int argc, char **argv, int first, const char **id, struct rrt
                           argv[0], argv[first + 1]);
   *id = argv[first];
   return 0;
+}
+
+int rrt_cmd_cgroup_target_load(const struct rrt_global *g, const char *id,
+                               struct rrt_cmd_cgroup_target *t, struct rrt_error *err)
+{
+  if (rrt_live_load(g, id, true, true, false, &t->l, err) < 0)
+    return -1;
+  rrt_cgroup_load(&t->l.st, &t->cg);
+  return 0;
+}
+
+void rrt_cmd_cgroup_target_free(struct rrt_cmd_cgroup_target *t)
+{
+  rrt_cgroup_free(&t->cg);
+  rrt_live_free(&t->l);
 }
 
 bool rrt_cmd_listing;

@@ -23,41 +23,24 @@ static int freeze(const struct rrt_global *g, int argc, char **argv, bool on, st
   }
   if (rrt_cmd_one_id(argc, argv, optind, &id, err) < 0)
     return -1;
-  struct rrt_live l;
-  struct rrt_cgroup cg = {0};
-  int ret = -1;
-  if (rrt_live_load(g, id, true, true, false, &l, err) < 0)
-    goto out;
-  const char *status = rrt_state_status(&l.st);
-  if (strcmp(status, "stopped") == 0) {
-    rrt_error_msgf(err, ESRCH, "%s: container \"%s\" is not running", verb, id);
-    goto out;
-  }
-  if (on && strcmp(status, "paused") == 0) {
-    rrt_error_msgf(err, EINVAL, "pause: container \"%s\" is already paused", id);
-    goto out;
-  }
-  if (!on && strcmp(status, "paused") != 0) {
-    rrt_error_msgf(err, EINVAL, "resume: container \"%s\" is %s, not paused", id, status);
-    goto out;
-  }
-  rrt_cgroup_load(&l.st, &cg);
-  if (!rrt_cgroup_has_freezer(&cg)) {
-    rrt_error_msgf(err, ENOTSUP,
-                   "%s: container \"%s\" has no cgroup: no freezer is available to an "
-                   "unprivileged user here (no delegated cgroup v2)",
-                   verb, id);
-    goto out;
-  }
-  if (rrt_cgroup_freeze(&cg, on, err) < 0) {
-    rrt_error_wrap(err, "%s: container \"%s\"", verb, id);
-    goto out;
-  }
-  ret = 0;
-out:
-  rrt_cgroup_free(&cg);
-  rrt_live_free(&l);
-  return ret;
+  cleanup_cgroup_target struct rrt_cmd_cgroup_target t = RRT_CMD_CGROUP_TARGET_INIT;
+  if (rrt_cmd_cgroup_target_load(g, id, &t, err) < 0)
+    return -1;
+  const char *status = rrt_state_status(&t.l.st);
+  if (strcmp(status, "stopped") == 0)
+    return rrt_error_msgf(err, ESRCH, "%s: container \"%s\" is not running", verb, id);
+  if (on && strcmp(status, "paused") == 0)
+    return rrt_error_msgf(err, EINVAL, "pause: container \"%s\" is already paused", id);
+  if (!on && strcmp(status, "paused") != 0)
+    return rrt_error_msgf(err, EINVAL, "resume: container \"%s\" is %s, not paused", id, status);
+  if (!rrt_cgroup_has_freezer(&t.cg))
+    return rrt_error_msgf(err, ENOTSUP,
+                          "%s: container \"%s\" has no cgroup: no freezer is available to an "
+                          "unprivileged user here (no delegated cgroup v2)",
+                          verb, id);
+  if (rrt_cgroup_freeze(&t.cg, on, err) < 0)
+    return rrt_error_wrap(err, "%s: container \"%s\"", verb, id);
+  return 0;
 }
 
 int rrt_cmd_pause(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err)

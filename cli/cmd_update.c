@@ -156,35 +156,25 @@ static int resources_text(struct update_args *a, char **text, struct rrt_error *
 static int apply(const struct rrt_global *g, const char *id, const char *text,
                  struct rrt_error *err)
 {
-  struct rrt_live l;
-  struct rrt_cgroup cg = {0};
-  int ret = -1;
-  if (rrt_live_load(g, id, true, true, false, &l, err) < 0)
-    goto out;
-  if (strcmp(rrt_state_status(&l.st), "stopped") == 0) {
-    rrt_error_msgf(err, ESRCH, "update: container \"%s\": container not running", id);
-    goto out;
-  }
+  cleanup_cgroup_target struct rrt_cmd_cgroup_target t = RRT_CMD_CGROUP_TARGET_INIT;
+  if (rrt_cmd_cgroup_target_load(g, id, &t, err) < 0)
+    return -1;
+  if (strcmp(rrt_state_status(&t.l.st), "stopped") == 0)
+    return rrt_error_msgf(err, ESRCH, "update: container \"%s\": container not running", id);
   /* Nothing is written unless everything can be: the error names what cannot. Device rules
    * only as real root, who set them at create. */
-  rrt_cgroup_load(&l.st, &cg);
-  json_object *ann = l.st.annotations_json ? json_tokener_parse(l.st.annotations_json) : NULL;
+  json_object *ann = t.l.st.annotations_json ? json_tokener_parse(t.l.st.annotations_json) : NULL;
   json_object *mode = NULL;
   bool have = ann && json_object_object_get_ex(ann, RRT_LIMITS_ANNOTATION, &mode);
-  int r = rrt_cgroup_limits_mode(have ? json_object_get_string(mode) : NULL, &cg.limits_warn, err);
+  int r =
+      rrt_cgroup_limits_mode(have ? json_object_get_string(mode) : NULL, &t.cg.limits_warn, err);
   json_object_put(ann);
   if (r < 0)
-    goto out;
+    return -1;
   bool devices = rrt_host_privileged() && rrt_cgroup_has_device_rules(text);
-  if (rrt_cgroup_update(&cg, text, devices, err) < 0) {
-    rrt_error_wrap(err, "update: container \"%s\"", id);
-    goto out;
-  }
-  ret = 0;
-out:
-  rrt_cgroup_free(&cg);
-  rrt_live_free(&l);
-  return ret;
+  if (rrt_cgroup_update(&t.cg, text, devices, err) < 0)
+    return rrt_error_wrap(err, "update: container \"%s\"", id);
+  return 0;
 }
 
 int rrt_cmd_update(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err)

@@ -219,6 +219,7 @@ int main(int argc, char **argv)
   bool exit_now = false;
   int status = 1;
 
+  rrt_phase_start();
   if (parse_global(argc, argv, &g, &exit_now, &err) < 0)
     goto fail;
   if (exit_now)
@@ -259,6 +260,8 @@ int main(int argc, char **argv)
     if (rrt_reexec_sealed(argv, &e) < 0)
       rrt_debug("running unsealed: %s", rrt_error_msg(&e));
     rrt_error_clear(&e);
+    rrt_phase("%s: %s", name,
+              rrt_exe_is_sealed() ? "running from a sealed copy of the binary" : "started");
   }
   status = v->fn(&g, argc - optind, argv + optind, &err);
   if (status >= 0)

@@ -39,17 +39,8 @@
 #include "rootlessrt/userns.h"
 #include "rootlessrt/util.h"
 
-/* --debug shows where create/run spend their time. */
-static double since_start_ms(void)
-{
-  static struct timespec t0;
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  if (t0.tv_sec == 0 && t0.tv_nsec == 0)
-    t0 = now;
-  return (double)(now.tv_sec - t0.tv_sec) * 1e3 + (double)(now.tv_nsec - t0.tv_nsec) / 1e6;
-}
-#define PHASE(name) rrt_debug("%8.3f ms: %s", since_start_ms(), name)
+/* --debug shows where create/run spend their time (log.h). */
+#define PHASE(...) rrt_phase(__VA_ARGS__)
 
 static char *now_rfc3339(void)
 {
@@ -154,6 +145,8 @@ struct create_ctx {
   struct rrt_init_args init;
   struct rrt_state st;
   bool dir_created;
+  bool cgroup_made;            /* before the clone: init joins it itself (init_joins_cgroup) */
+  struct rrt_cgroup_join join; /* what init joins with */
 };
 
 static void create_ctx_free(struct create_ctx *c)
@@ -182,6 +175,7 @@ static void create_ctx_free(struct create_ctx *c)
   rrt_net_config_free(&c->net);
   rrt_notify_free(&c->notify);
   rrt_state_free(&c->st);
+  rrt_cgroup_join_free(&c->join);
 }
 
 static int load_bundle(struct create_ctx *c, struct rrt_error *err)
@@ -328,6 +322,7 @@ static int make_state(struct create_ctx *c, struct rrt_error *err)
   c->dir_created = true;
   if (make_state_files(c, err) < 0)
     return in_state_dir(c, err);
+  PHASE("state directory made (config copy, start socket)");
   return 0;
 }
 
@@ -385,6 +380,9 @@ static int run_hooks(struct create_ctx *c, enum rrt_hook_kind kind, const char *
   int r = create_interrupted ? rrt_error_msgf(err, EINTR, "interrupted")
                              : rrt_hooks_run(c->spec, kind, json, err);
   create_signals_set(true);
+  if (r == 0)
+    PHASE("hooks: %zu %s hook%s run", c->spec->hooks[kind].n, rrt_hook_kind_name(kind),
+          c->spec->hooks[kind].n == 1 ? "" : "s");
   return r;
 }
 
@@ -406,6 +404,7 @@ static int record_cgroup(const struct rrt_cgroup *cg, const char *pending, void 
   return r < 0 ? in_state_dir(c, err) : 0;
 }
 
+/* init 0: made before the clone, init joins it (c->join). */
 static int setup_cgroup(struct create_ctx *c, pid_t init, struct rrt_error *err)
 {
   bool limits_warn = false, shared = false;
@@ -427,12 +426,39 @@ static int setup_cgroup(struct create_ctx *c, pid_t init, struct rrt_error *err)
   struct rrt_cgroup cg;
   if (rrt_cgroup_create(&o, init, &cg, err) < 0)
     return -1;
+  int r = init == 0 ? rrt_cgroup_join_prepare(&cg, &c->join, err) : 0;
   rrt_cgroup_store(&cg, &c->st);
   c->cg_made.made_v2 = steal_ptr(&cg.made_v2);
   for (int i = 0; i < RRT_CG_V1_N; i++)
     c->cg_made.made_v1[i] = steal_ptr(&cg.made_v1[i]);
   rrt_cgroup_free(&cg);
-  return 0;
+  if (r == 0)
+    rrt_phase("cgroup: made, limits and device rules written%s",
+              init ? ", init moved in" : "; init joins it itself");
+  return r;
+}
+
+/*
+ * Real root with no user namespace (containerd's shim, docker): the cgroups are made before the
+ * clone and init joins them itself, starting in the v2 one and moving itself into each v1 one
+ * (cgroup.h: no global lock, no RCU grace period to wait for, which was 7-14 ms of a 20 ms
+ * create here). A user namespace's init has no right to those files; systemd moves init itself.
+ */
+static bool init_joins_cgroup(const struct create_ctx *c)
+{
+  return !c->g->cgroup_disabled && !c->g->systemd_cgroup && !c->plan.create && !c->plan.join &&
+         rrt_host_privileged();
+}
+
+/* Whether the child forks init (into a pid or time namespace, created or joined) or is init. */
+static bool child_forks_init(const struct rrt_init_args *ia)
+{
+  if (ia->ns_flags & (CLONE_NEWPID | CLONE_NEWTIME))
+    return true;
+  for (size_t i = 0; i < ia->n_join; i++)
+    if (ia->join_types[i] == CLONE_NEWPID || ia->join_types[i] == CLONE_NEWTIME)
+      return true;
+  return false;
 }
 
 static void maps_job_abort(struct rrt_maps_job **job)
@@ -452,7 +478,7 @@ static int create_prepare(struct create_ctx *c, struct rrt_error *err)
 {
   if (load_bundle(c, err) < 0)
     return -1;
-  PHASE("config loaded");
+  PHASE("config.json parsed and validated");
   if (rrt_net_config_build(c->spec, c->o->network, c->o->publish, c->o->n_publish, c->o->net_opts,
                            c->o->n_net_opts, &c->net, err) < 0)
     return -1;
@@ -466,6 +492,7 @@ static int create_prepare(struct create_ctx *c, struct rrt_error *err)
     return -1;
   if (setup_userns_plan(c, err) < 0)
     return -1;
+  PHASE("namespaces, network and user namespace planned");
   if (c->o->pid_file)
     c->pid_file = absolute(c->o->pid_file);
   if (open_console_socket(c, err) < 0)
@@ -536,6 +563,7 @@ static int send_hooks_done(struct create_ctx *c, int sync_fd, struct rrt_error *
   if (rrt_sync_send(sync_fd, RRT_SYNC_HOOKS_DONE, 0, state_json, err) < 0)
     return -1;
   c->hooks_done_sent = true;
+  PHASE("sync: HOOKS_DONE sent");
   if (c->for_run && !c->pid_file) {
     if (rrt_sync_send(sync_fd, RRT_SYNC_START, 0, NULL, err) < 0)
       return -1;
@@ -581,7 +609,7 @@ static int create_after_init(struct create_ctx *c, int sync_fd, pid_t init, stru
 {
   if (expect_ns_ready(c, sync_fd, init, err) < 0)
     return -1;
-  PHASE("namespaces and mounts ready");
+  PHASE("sync: NS_READY received (init's namespaces and mounts ready)");
   rrt_hostfds_release(&c->hostfds); /* init has mounted them */
   if (c->hooks_done_sent)
     goto created;
@@ -602,7 +630,7 @@ static int create_after_init(struct create_ctx *c, int sync_fd, pid_t init, stru
 created:
   if (rrt_sync_expect(sync_fd, RRT_SYNC_CREATED, NULL, NULL, err) < 0)
     return -1;
-  PHASE("init created and blocked");
+  PHASE("sync: CREATED received (init created and blocked until start)");
   return 0;
 }
 
@@ -647,8 +675,10 @@ static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
     return -1;
   if (rrt_state_record_init(c->dirfd, c->st.pid, c->st.pid_start, err) < 0)
     return in_state_dir(c, err);
+  PHASE("state: init recorded");
   /* Its directories are recorded as they are made (record_cgroup). */
-  if (setup_cgroup(c, init, err) < 0 || set_oom_score_adj(c->spec, init, err) < 0)
+  if ((!c->cgroup_made && setup_cgroup(c, init, err) < 0) ||
+      set_oom_score_adj(c->spec, init, err) < 0)
     return -1;
   if (rrt_notify_start_relay(&c->notify, c->dirfd, init, err) < 0)
     return -1;
@@ -664,11 +694,13 @@ static int while_helpers_run(struct create_ctx *c, int sync_fd, pid_t init,
   if (send_resolv_conf(c, sync_fd, err) < 0 ||
       rrt_sync_send_fd(sync_fd, RRT_SYNC_CONTINUE, 0, NULL, c->listen_fd, err) < 0)
     return -1;
+  PHASE("sync: CONTINUE sent");
   /* Everything state.json holds is known now, but for a network helper yet to start. */
   if (c->net.mode == RRT_NET_SLIRP)
     return 0;
   if (rrt_state_write(c->dirfd, &c->st, err) < 0)
     return in_state_dir(c, err);
+  PHASE("state.json written");
   /* Nothing for the runtime to do at NS_READY either: no prestart or createRuntime hook. */
   if (c->spec->hooks[RRT_HOOK_PRESTART].n == 0 && c->spec->hooks[RRT_HOOK_CREATE_RUNTIME].n == 0)
     return send_hooks_done(c, sync_fd, err);
@@ -710,11 +742,22 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
       sched_getaffinity(0, sizeof(c->init.cpus), &c->init.cpus) == 0 &&
       CPU_COUNT(&c->init.cpus) > 1)
     c->init.runtime_cpu = sched_getcpu(); /* init.c: leave_runtime_cpu */
+  if (init_joins_cgroup(c)) {
+    if ((!c->dir_created && make_state(c, err) < 0) || setup_cgroup(c, 0, err) < 0)
+      return -1;
+    c->cgroup_made = true;
+    c->init.cg_join = &c->join;
+  }
   PHASE("cloning");
   int flags = SIGCHLD | (c->plan.create ? CLONE_NEWUSER : 0);
-  cleanup_pid pid_t child = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
+  /* Without a pid (or time) namespace the child is init (init.c): it starts in its cgroup. */
+  cleanup_pid pid_t child = c->init.cg_join && !child_forks_init(&c->init)
+                                ? rrt_cgroup_fork_into(c->init.cg_join, &c->init.cg_in_v2)
+                                : (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, 0);
   if (child < 0)
     return rrt_error_errno(err, "clone(%s)", c->plan.create ? "CLONE_NEWUSER" : "");
+  if (child > 0)
+    PHASE("clone: child %d%s", (int)child, c->plan.create ? " in a new user namespace" : "");
   create_child = child;
   if (child == 0) {
     close(parent_fd);
@@ -744,6 +787,7 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   cleanup_close int init_pidfd = -1;
   if (rrt_sync_expect_child_pid(parent_fd, child, &init, &init_pidfd, err) < 0)
     return -1;
+  PHASE("init's pid received (pid %d): the child made its namespaces", (int)init);
   cleanup_pid pid_t init_guard = -1;
   if (init != child)
     init_guard = init; /* init is ours to kill; the intermediate exits after the maps */
@@ -761,7 +805,10 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   int r = rrt_userns_maps_end(steal_ptr(&maps), err);
   if (r < 0)
     return rrt_error_wrap(err, "user namespace");
-  PHASE("id maps written");
+  if (c->plan.create)
+    PHASE("user namespace: id maps written");
+  else
+    PHASE("user namespace: none made, no id maps to write");
   close(steal_fd(&maps_w));
   if (create_after_init(c, parent_fd, init, err) < 0) {
     why_init_ended(c, err);
@@ -772,6 +819,7 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   if (c->pid_file && rrt_write_pid_file(c->pid_file, init, err) < 0)
     return -1;
   c->pid_file_written = c->pid_file != NULL;
+  PHASE("create done");
   if (c->for_run)
     c->sync_fd = steal_fd(&parent_fd);
   /* Success: init stays blocked until start; the guards disarm. */
@@ -834,6 +882,7 @@ static int create_container(const struct rrt_global *g, const struct rrt_create_
 {
   struct create_ctx c = {.g = g,
                          .o = o,
+                         .join = {.v2_fd = -1},
                          .dirfd = -1,
                          .listen_fd = -1,
                          .console_fd = -1,

@@ -509,6 +509,90 @@ static int finish(const struct rrt_exec_opts *o, struct exec_run *r, pid_t pid,
   return status;
 }
 
+/* Forks the child that joins the container and forks the process in it (join_and_fork); *report
+ * is our end of the socket its reports come back on. The child holds the console's end and the
+ * notify listener's connection from then on: ours are closed. */
+static int fork_joiner(const struct rrt_exec_opts *o, struct exec_run *r, int *report, pid_t *child,
+                       struct rrt_error *err)
+{
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return rrt_error_errno(err, "exec: socketpair");
+  cleanup_close int ours = sv[0];
+  cleanup_close int theirs = sv[1];
+  /* In the foreground the process is reparented to us once the joining
+   * child exits: we wait for it and forward signals to it. */
+  if (!o->detach && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+    return rrt_error_errno(err, "prctl(PR_SET_CHILD_SUBREAPER)");
+  struct child_args a = {
+      .t = &r->t,
+      .container = r->l.spec,
+      .pspec = r->pspec,
+      .filter = r->filter,
+      .state_json = r->state_json,
+      .report_fd = theirs,
+      .console_fd = r->console_fd,
+      .preserve_fds = o->preserve_fds,
+  };
+  if (!o->detach)
+    rrt_forward_signals_early(r->tp.sock[0] < 0);
+  *child = fork();
+  if (*child < 0)
+    return rrt_error_errno(err, "exec: fork");
+  if (*child == 0) {
+    close(ours);
+    join_and_fork(&a);
+  }
+  close(steal_fd(&theirs));
+  /* The child holds the notify listener connection now; ours would keep the
+   * agent from seeing its end. */
+  rrt_seccomp_filter_release_listener(r->filter);
+  if (r->tp.sock[1] >= 0) {
+    rrt_tproxy_child_end_close(&r->tp);
+    r->console_fd = -1;
+  } else if (r->console_fd >= 0) {
+    close(r->console_fd);
+    r->console_fd = -1;
+  }
+  *report = steal_fd(&ours);
+  return 0;
+}
+
+/* The process failed before execve: in the foreground, its status (127/126 like a shell), the
+ * message logged; detached, the error. */
+static int failed_before_execve(const struct rrt_exec_opts *o, pid_t pid, struct rrt_error *err)
+{
+  if (pid <= 0 || o->detach)
+    return -1;
+  rrt_forward_signals(pid, false);
+  int status = rrt_wait_reaping(pid);
+  rrt_log(RRT_LOG_ERROR, "%s", rrt_error_msg(err));
+  rrt_error_clear(err);
+  return status < 0 ? 1 : status;
+}
+
+/* The joiner's reports, the joiner reaped, then the process: its exit status in the foreground,
+ * 0 once it runs detached, -1 on error. */
+static int wait_process(const struct rrt_exec_opts *o, struct exec_run *r, int report, pid_t child,
+                        struct rrt_error *err)
+{
+  cleanup_close int pidfd = -1;
+  pid_t pid = 0;
+  int cr = rrt_exec_collect_reports(report, child, &pid, &pidfd, err);
+  while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+    ;
+  if (cr < 0)
+    return failed_before_execve(o, pid, err);
+  if (!o->detach)
+    rrt_forward_signals(pid, r->tp.sock[0] < 0);
+  int ret = finish(o, r, pid, err);
+  /* Detached too: an exec that reports failure (its --pid-file could not be written, the disk
+   * is full) leaves no process that the caller, told it failed, would never stop. */
+  if (ret < 0)
+    (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+  return ret;
+}
+
 int rrt_exec(const struct rrt_global *g, const struct rrt_exec_opts *o, struct rrt_error *err)
 {
   struct exec_run r = {.console_fd = -1, .tp = {{-1, -1}, -1}};
@@ -516,83 +600,12 @@ int rrt_exec(const struct rrt_global *g, const struct rrt_exec_opts *o, struct r
     r.t.ns[i] = -1;
   r.t.rootfd = -1;
   int ret = -1;
-  /* Up here: every goto below lands in its scope. */
-  cleanup_close int pidfd = -1;
-  if (prepare(g, o, &r, err) < 0)
-    goto out;
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-    rrt_error_errno(err, "exec: socketpair");
-    goto out;
+  if (prepare(g, o, &r, err) == 0) {
+    cleanup_close int report = -1;
+    pid_t child = -1;
+    if (fork_joiner(o, &r, &report, &child, err) == 0)
+      ret = wait_process(o, &r, report, child, err);
   }
-  /* In the foreground the process is reparented to us once the joining
-   * child exits: we wait for it and forward signals to it. */
-  if (!o->detach && prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
-    rrt_error_errno(err, "prctl(PR_SET_CHILD_SUBREAPER)");
-    goto out_sv;
-  }
-  struct child_args a = {
-      .t = &r.t,
-      .container = r.l.spec,
-      .pspec = r.pspec,
-      .filter = r.filter,
-      .state_json = r.state_json,
-      .report_fd = sv[1],
-      .console_fd = r.console_fd,
-      .preserve_fds = o->preserve_fds,
-  };
-  if (!o->detach)
-    rrt_forward_signals_early(r.tp.sock[0] < 0);
-  pid_t child = fork();
-  if (child < 0) {
-    rrt_error_errno(err, "exec: fork");
-    goto out_sv;
-  }
-  if (child == 0) {
-    close(sv[0]);
-    join_and_fork(&a);
-  }
-  close(sv[1]);
-  sv[1] = -1;
-  /* The child holds the notify listener connection now; ours would keep the
-   * agent from seeing its end. */
-  rrt_seccomp_filter_release_listener(r.filter);
-  if (r.tp.sock[1] >= 0) {
-    rrt_tproxy_child_end_close(&r.tp);
-    r.console_fd = -1;
-  } else if (r.console_fd >= 0) {
-    close(r.console_fd);
-    r.console_fd = -1;
-  }
-  pid_t pid = 0;
-  int cr = rrt_exec_collect_reports(sv[0], child, &pid, &pidfd, err);
-  while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
-    ;
-  if (cr < 0) {
-    /* The process failed before execve: in the foreground, its status
-     * (127/126 like a shell), the message logged; detached, the error. */
-    if (pid > 0 && !o->detach) {
-      rrt_forward_signals(pid, false);
-      int status = rrt_wait_reaping(pid);
-      rrt_log(RRT_LOG_ERROR, "%s", rrt_error_msg(err));
-      rrt_error_clear(err);
-      ret = status < 0 ? 1 : status;
-    }
-    goto out_sv;
-  }
-  if (!o->detach) {
-    rrt_forward_signals(pid, r.tp.sock[0] < 0);
-  }
-  ret = finish(o, &r, pid, err);
-  /* Detached too: an exec that reports failure (its --pid-file could not be written, the disk
-   * is full) leaves no process that the caller, told it failed, would never stop. */
-  if (ret < 0)
-    (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-out_sv:
-  close(sv[0]);
-  if (sv[1] >= 0)
-    close(sv[1]);
-out:
   exec_run_free(&r);
   return ret;
 }

@@ -13,11 +13,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "rootlessrt/cgroup.h"
 #include "rootlessrt/confine.h"
 #include "rootlessrt/container.h"
 #include "rootlessrt/hooks.h"
 #include "rootlessrt/image.h"
 #include "rootlessrt/init.h"
+#include "rootlessrt/log.h"
 #include "rootlessrt/net.h"
 #include "rootlessrt/rootfs.h"
 #include "rootlessrt/sync.h"
@@ -219,85 +221,107 @@ static int enter_cgroup_ns(const struct rrt_init_args *ia, struct rrt_error *err
   return 0;
 }
 
-static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
+/* A user namespace joined by path (linux.namespaces): entered first, so that every other
+ * namespace joined or made after belongs to it. */
+static int join_user_ns(const struct rrt_init_args *ia, struct rrt_error *err)
+{
+  cleanup_close int ufd = open(ia->plan->join, O_RDONLY | O_CLOEXEC);
+  if (ufd < 0 || setns(ufd, CLONE_NEWUSER) < 0)
+    return rrt_error_errno(err, "join user namespace %s", ia->plan->join);
+  return become_root(ia->plan, err);
+}
+
+/* The namespaces joined by path, then the new ones but the cgroup namespace (it waits for init
+ * to be in its cgroup, see enter_cgroup_ns), and a new time namespace's offsets. */
+static int enter_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
 {
   int fds[RRT_MAX_JOIN];
   for (size_t i = 0; i < RRT_MAX_JOIN; i++)
     fds[i] = -1;
-  int ret = -1;
-  if (ia->plan->join) {
-    cleanup_close int ufd = open(ia->plan->join, O_RDONLY | O_CLOEXEC);
-    if (ufd < 0 || setns(ufd, CLONE_NEWUSER) < 0) {
-      rrt_error_errno(err, "join user namespace %s", ia->plan->join);
-      goto out;
-    }
-    if (become_root(ia->plan, err) < 0)
-      goto out;
-  }
-  /* While the runtime runs newuidmap/newgidmap (milliseconds of setuid
-   * exec), the namespaces are made already: the creator of a user namespace
-   * has every capability in it before any id is mapped. Only what needs a
-   * mapped id (setresuid, files) waits for the maps. */
-  if (open_namespaces(ia, fds, err) < 0 || join_namespaces(ia, fds, err) < 0)
-    goto out;
+  rrt_phase("init: cloned");
+  int r = open_namespaces(ia, fds, err) < 0 || join_namespaces(ia, fds, err) < 0 ? -1 : 0;
+  for (size_t i = 0; i < RRT_MAX_JOIN; i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
+  if (r < 0)
+    return -1;
   leave_runtime_cpu(ia);
-  /* The cgroup namespace waits for init to be in its cgroup (see enter_cgroup_ns). */
   int early = ia->ns_flags & ~CLONE_NEWCGROUP;
-  int r = early ? unshare(early) : 0;
+  r = early ? unshare(early) : 0;
   int unshare_errno = errno;
   restore_cpus(ia); /* init and the container keep the caller's CPUs */
   if (r < 0) {
     errno = unshare_errno;
-    rrt_error_errno(err, "unshare(0x%x)", early);
-    goto out;
+    return rrt_error_errno(err, "unshare(0x%x)", early);
   }
+  rrt_phase("init: namespaces 0x%x made", early);
   if ((ia->ns_flags & CLONE_NEWTIME) && write_time_offsets(ia->spec, err) < 0)
-    goto out;
-  /* A pid (or time) namespace, new or joined, applies to children only: init is a fork, or it
-   * would stay in the caller's, seeing and able to signal every process there. */
-  bool joined_pid = has_ns(ia, CLONE_NEWPID) && !(ia->ns_flags & CLONE_NEWPID);
-  if (has_ns(ia, CLONE_NEWPID) || has_ns(ia, CLONE_NEWTIME)) {
-    /* In another container's pid namespace, that container sees init from the fork on: init is
-     * not dumpable until its execve (confine.h, THE REACH RULE). Cleared here, before the fork,
-     * so that init never exists dumpable there, not even before it first runs. */
-    if (joined_pid)
-      rrt_confine_undumpable();
-    pid_t pid = fork();
-    if (pid < 0) {
-      rrt_error_errno(err, "fork init");
-      goto out;
-    }
-    if (pid > 0) {
-      /* newuidmap writes our maps through our /proc entry; we are not in that namespace. */
-      if (joined_pid && ia->plan->create)
-        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-      /* init as a pidfd: the runtime takes its pid from the kernel and checks it is our child
-       * (sync.h). init cannot be reaped (and its pid reused) before: we do not wait. */
-      cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-      if (pidfd < 0 || rrt_sync_send_fd(ia->sync_fd, RRT_SYNC_INIT_PID, pid, NULL, pidfd, err) < 0)
-        kill(pid, SIGKILL);
-      /* The maps are written through this process's /proc entry: stay
-       * until they are. */
-      wait_for_maps(ia->maps_fd);
-      _exit(0);
-    }
-  } else {
+    return -1;
+  return 0;
+}
+
+/* Tells the runtime init's pid, as a pidfd (sync.h). A pid (or time) namespace, new or joined,
+ * applies to children only: init is then a fork, or it would stay in the caller's, seeing and
+ * able to signal every process there; the parent stays until the maps are written and exits. */
+static int become_init(struct rrt_init_args *ia, bool joined_pid, struct rrt_error *err)
+{
+  if (!has_ns(ia, CLONE_NEWPID) && !has_ns(ia, CLONE_NEWTIME)) {
+    if (ia->cg_join && rrt_cgroup_join_self(ia->cg_join, ia->cg_in_v2, err) < 0)
+      return -1;
     cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
-    if (pidfd < 0) {
-      rrt_error_errno(err, "pidfd_open init");
-      goto out;
-    }
-    if (rrt_sync_send_fd(ia->sync_fd, RRT_SYNC_INIT_PID, getpid(), NULL, pidfd, err) < 0)
-      goto out;
+    if (pidfd < 0)
+      return rrt_error_errno(err, "pidfd_open init");
+    return rrt_sync_send_fd(ia->sync_fd, RRT_SYNC_INIT_PID, getpid(), NULL, pidfd, err);
   }
-  if (await_continue_and_maps(ia, err) < 0)
-    goto out;
+  /* In another container's pid namespace, that container sees init from the fork on: init is
+   * not dumpable until its execve (confine.h, THE REACH RULE). Cleared here, before the fork,
+   * so that init never exists dumpable there, not even before it first runs. */
+  if (joined_pid)
+    rrt_confine_undumpable();
+  bool in_v2 = false;
+  pid_t pid = ia->cg_join ? rrt_cgroup_fork_into(ia->cg_join, &in_v2) : fork();
+  if (pid < 0)
+    return rrt_error_errno(err, "fork init");
+  if (pid == 0) {
+    if (ia->cg_join && rrt_cgroup_join_self(ia->cg_join, in_v2, err) < 0)
+      return -1;
+    rrt_phase("init: forked%s", ia->cg_join ? ", in the container's cgroups" : "");
+    return 0;
+  }
+  /* newuidmap writes our maps through our /proc entry; we are not in that namespace. */
+  if (joined_pid && ia->plan->create)
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+  /* init as a pidfd: the runtime takes its pid from the kernel and checks it is our child
+   * (sync.h). init cannot be reaped (and its pid reused) before: we do not wait. */
+  cleanup_close int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  if (pidfd < 0 || rrt_sync_send_fd(ia->sync_fd, RRT_SYNC_INIT_PID, pid, NULL, pidfd, err) < 0)
+    kill(pid, SIGKILL);
+  /* The maps are written through this process's /proc entry: stay
+   * until they are. */
+  wait_for_maps(ia->maps_fd);
+  _exit(0);
+}
+
+static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
+{
+  if (ia->plan->join && join_user_ns(ia, err) < 0)
+    return -1;
+  /* While the runtime runs newuidmap/newgidmap (milliseconds of setuid
+   * exec), the namespaces are made already: the creator of a user namespace
+   * has every capability in it before any id is mapped. Only what needs a
+   * mapped id (setresuid, files) waits for the maps. */
+  if (enter_namespaces(ia, err) < 0)
+    return -1;
+  bool joined_pid = has_ns(ia, CLONE_NEWPID) && !(ia->ns_flags & CLONE_NEWPID);
+  if (become_init(ia, joined_pid, err) < 0 || await_continue_and_maps(ia, err) < 0)
+    return -1;
+  rrt_phase("init: sync: CONTINUE received%s", ia->plan->create ? ", id maps written" : "");
   close(ia->maps_fd);
   ia->maps_fd = -1;
   if (ia->plan->create && become_root(ia->plan, err) < 0)
-    goto out;
+    return -1;
   if (enter_cgroup_ns(ia, err) < 0)
-    goto out;
+    return -1;
   /* The credential change cleared "dumpable", and our mm still belongs to
    * the initial user namespace (it was forked, not exec'd): without this the
    * owner's hooks could not open /proc/PID/ns/ of init until start. Never in a
@@ -306,12 +330,7 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
     prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
   else
     rrt_confine_undumpable();
-  ret = 0;
-out:
-  for (size_t i = 0; i < RRT_MAX_JOIN; i++)
-    if (fds[i] >= 0)
-      close(fds[i]);
-  return ret;
+  return 0;
 }
 
 static int set_names(const struct rrt_init_args *ia, struct rrt_error *err)
@@ -373,6 +392,8 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
   };
   rrt_overlay_set_runtime(ia->sync_fd); /* the runtime serves fuse-overlayfs (image.h) */
   int r = rrt_rootfs_prepare(&rc, err);
+  if (r == 0)
+    rrt_phase("init: rootfs and the config's mounts made");
   close_hostfds(ia->hostfds);
   if (ia->resolv_fd >= 0)
     close(steal_fd(&ia->resolv_fd));
@@ -389,14 +410,18 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
     return -1;
   if (rrt_sync_expect(ia->sync_fd, RRT_SYNC_HOOKS_DONE, NULL, state_json, err) < 0)
     return -1;
+  rrt_phase("init: sync: HOOKS_DONE received");
   /* In the container's root, as runc runs them: a relative path in a hook is the container's. */
   if (spec->hooks[RRT_HOOK_CREATE_CONTAINER].n > 0 && chdir(rc.rootfs) < 0)
     return rrt_error_errno(err, "createContainer hooks: chdir %s", rc.rootfs);
   if (spec->hooks[RRT_HOOK_CREATE_CONTAINER].n > 0 &&
       rrt_hooks_run(spec, RRT_HOOK_CREATE_CONTAINER, *state_json, err) < 0)
     return -1;
+  if (spec->hooks[RRT_HOOK_CREATE_CONTAINER].n > 0)
+    rrt_phase("init: hooks: createContainer run");
   if (rrt_rootfs_pivot(&rc, ia->no_pivot, err) < 0)
     return -1;
+  rrt_phase("init: %s done", ia->no_pivot ? "chroot (--no-pivot)" : "pivot_root");
   /* Before finalize: readonlyPaths (podman lists /proc/sys) would make the
    * sysctl files read-only. */
   if (rrt_sysctl_apply(spec, err) < 0)
@@ -406,6 +431,7 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
     return -1;
   if (rrt_rootfs_finalize(&rc, err) < 0)
     return -1;
+  rrt_phase("init: masked and read-only paths done");
   /* runtime.md: a config without process can be created; start is what fails. */
   if (spec->process &&
       (rrt_process_find_exec(spec->process, rrt_process_keep_groups(spec), exec_path, err) < 0 ||
@@ -414,6 +440,7 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
   join_session_keyring(ia->no_new_keyring);
   if (ia->console_fd >= 0 && rrt_terminal_setup(spec->process, ia->console_fd, err) < 0)
     return rrt_error_wrap(err, "terminal");
+  rrt_phase("init: process checked and prepared; sync: CREATED sent");
   return rrt_sync_send(ia->sync_fd, RRT_SYNC_CREATED, 0, NULL, err);
 }
 

@@ -73,11 +73,12 @@ if [ "$(id -u)" -eq 0 ]; then
   # podman and what its scenarios use (tests/podman/podman-check.sh: catatonit for --init and
   # the pod's infra container); dockerd for tests/engines/docker.sh (docker.io pulls in tini as
   # docker-init, and runc, the suite's reference runtime); a local registry, skopeo to push to it
-  # and htpasswd for its password file (t-registry.sh).
+  # and htpasswd for its password file (t-registry.sh), openssl to sign the tokens of
+  # t-registry-token.sh's token server.
   for pair in containerd:containerd containerd-shim-runc-v2:containerd rootlesskit:rootlesskit \
     systemctl:systemd podman:podman fuse-overlayfs:fuse-overlayfs catatonit:catatonit \
     dockerd:docker.io docker-init:tini runc:runc docker-registry:docker-registry skopeo:skopeo \
-    htpasswd:apache2-utils; do
+    htpasswd:apache2-utils openssl:openssl; do
     have_cmd "${pair%%:*}" || need "${pair#*:}"
   done
   pkg_installed dbus-user-session || need dbus-user-session

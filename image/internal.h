@@ -64,6 +64,12 @@ int rrt_image_open(const char *ref, const char *store, const struct rrt_pull_opt
 int rrt_image_pull(const char *ref, bool short_names, const struct rrt_pull_opts *po,
                    const char *store, struct rrt_image *img, struct rrt_error *err);
 
+/* A registry pull's --have directory for rootlessrt-pull (blob digests it need not fetch): first
+ * filled from the store, then, once the manifest and config are in LAYOUT (a directory), made to
+ * name exactly the blobs of the image's layers the store has: true when that changed it. */
+void rrt_pull_have_fill(const char *store, const char *have);
+bool rrt_pull_have_fix(const char *layout, const char *store, const char *have);
+
 /* oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG]: the layers are
  * unpacked into the store (once each, in the user namespace), verified. */
 int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,
@@ -81,5 +87,10 @@ void rrt_progress_line(char *buf, size_t len, size_t idx, size_t n, const char *
 
 /* Removes what killed unpacks left in STORE/tmp/ (directories no live run holds the lock of). */
 void rrt_store_remove_stale(const char *store);
+/* The shared/exclusive hold on STORE/tmp (flock op) that orders the making of a directory in it
+ * against the removal of stale ones: an fd to close, -1 when it cannot be had. */
+int rrt_store_tmp_hold(const char *tmpdir, int op);
+/* mkdir PATH (in STORE/tmp) and lock it, under the shared hold: the lock's fd, -1 and err. */
+int rrt_store_tmp_make(const char *path, struct rrt_error *err);
 
 #endif

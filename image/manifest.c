@@ -140,12 +140,36 @@ static void read_config(json_object *doc, struct rrt_image_config *c)
   }
 }
 
-static void add_layer(struct rrt_plan *p, const char *path, const char *hex)
+static void add_layer(struct rrt_plan *p, const char *path, const char *blob, const char *diff)
 {
   p->layers = xrealloc(p->layers, (p->n + 1) * sizeof(*p->layers));
   p->layers[p->n].path = xstrdup(path);
-  memcpy(p->layers[p->n].hex, hex, 65);
+  memcpy(p->layers[p->n].blob, blob, 65);
+  memcpy(p->layers[p->n].diff, diff, 65);
   p->n++;
+}
+
+/* The config's rootfs.diff_ids: one "sha256:HEX" per layer, in order. */
+static int diff_ids_of(json_object *cfg, size_t n, const char *what, json_object **diff,
+                       struct rrt_error *err)
+{
+  json_object *rootfs = NULL;
+  *diff = NULL;
+  json_object_object_get_ex(cfg, "rootfs", &rootfs);
+  json_object_object_get_ex(rootfs, "diff_ids", diff);
+  if (!json_object_is_type(*diff, json_type_array) || json_object_array_length(*diff) != n)
+    return rrt_error_msgf(
+        err, EINVAL, "%s: the config's rootfs.diff_ids (%zu) do not match the %zu layers", what,
+        json_object_is_type(*diff, json_type_array) ? json_object_array_length(*diff) : 0, n);
+  return 0;
+}
+
+static int diff_id_at(json_object *diff, size_t i, const char *what, const char **hex,
+                      struct rrt_error *err)
+{
+  if (rrt_digest_parse(json_object_get_string(json_object_array_get_idx(diff, i)), hex, err) < 0)
+    return rrt_error_wrap(err, "%s: rootfs.diff_ids[%zu]", what, i);
+  return 0;
 }
 
 static bool tar_media_type(const char *mt)
@@ -239,20 +263,25 @@ static json_object *pick(json_object *idx, const char *tag, const char *what, st
   return NULL;
 }
 
-static int oci_layers(json_object *man, struct rrt_plan *p, const char *what, struct rrt_error *err)
+static int oci_layers(json_object *man, json_object *cfg, struct rrt_plan *p, const char *what,
+                      struct rrt_error *err)
 {
-  json_object *ls;
+  json_object *ls, *diff;
   if (!json_object_object_get_ex(man, "layers", &ls) || !json_object_is_type(ls, json_type_array))
     return rrt_error_msgf(err, EINVAL, "%s: the manifest has no layers", what);
+  if (diff_ids_of(cfg, json_object_array_length(ls), what, &diff, err) < 0)
+    return -1;
   for (size_t i = 0; i < json_object_array_length(ls); i++) {
     json_object *l = json_object_array_get_idx(ls, i);
-    const char *mt = str_of(l, "mediaType"), *hex;
+    const char *mt = str_of(l, "mediaType"), *hex, *dhex;
     if (!tar_media_type(mt))
       return rrt_error_msgf(err, ENOTSUP, "%s: layer %zu: media type %s is not a tar", what, i, mt);
     if (rrt_digest_parse(str_of(l, "digest"), &hex, err) < 0)
       return rrt_error_wrap(err, "%s: layer %zu", what, i);
+    if (diff_id_at(diff, i, what, &dhex, err) < 0)
+      return -1;
     cleanup_free char *path = xasprintf("blobs/sha256/%s", hex);
-    add_layer(p, path, hex);
+    add_layer(p, path, hex, dhex);
   }
   return 0;
 }
@@ -291,7 +320,7 @@ int rrt_plan_oci(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct 
   json_object *cd = NULL;
   json_object_object_get_ex(doc, "config", &cd);
   json_object *cfg = read_blob(s, str_of(cd, "digest"), "config", p->id, err);
-  int r = cfg ? oci_layers(doc, p, what, err) : rrt_error_wrap(err, "%s", what);
+  int r = cfg ? oci_layers(doc, cfg, p, what, err) : rrt_error_wrap(err, "%s", what);
   if (cfg)
     read_config(cfg, &p->config);
   json_object_put(cfg);
@@ -366,28 +395,20 @@ int rrt_plan_docker(struct rrt_src *s, const char *tag, struct rrt_plan *p, stru
   json_object *arr = parse(text, "manifest.json", err);
   json_object *m = arr ? pick_docker(arr, tag, s->path, err) : NULL;
   json_object *cfg = m ? docker_config(s, str_of(m, "Config"), p->id, err) : NULL;
-  json_object *rootfs = NULL, *diff = NULL, *layers = NULL;
+  json_object *diff = NULL, *layers = NULL;
   int r = -1;
   if (!cfg)
     goto out;
   read_config(cfg, &p->config);
-  json_object_object_get_ex(cfg, "rootfs", &rootfs);
-  json_object_object_get_ex(rootfs, "diff_ids", &diff);
   json_object_object_get_ex(m, "Layers", &layers);
   size_t n = json_object_is_type(layers, json_type_array) ? json_object_array_length(layers) : 0;
-  if (!json_object_is_type(diff, json_type_array) || json_object_array_length(diff) != n) {
-    rrt_error_msgf(err, EINVAL, "%s: the config's rootfs.diff_ids do not match the layers",
-                   s->path);
+  if (diff_ids_of(cfg, n, s->path, &diff, err) < 0)
     goto out;
-  }
   for (size_t i = 0; i < n; i++) {
     const char *hex, *path = json_object_get_string(json_object_array_get_idx(layers, i));
-    if (rrt_digest_parse(json_object_get_string(json_object_array_get_idx(diff, i)), &hex, err) <
-        0) {
-      rrt_error_wrap(err, "%s: diff_ids[%zu]", s->path, i);
+    if (diff_id_at(diff, i, s->path, &hex, err) < 0)
       goto out;
-    }
-    add_layer(p, path ? path : "", hex);
+    add_layer(p, path ? path : "", hex, hex); /* a plain tar: its bytes are its diff_id's */
   }
   r = 0;
 out:

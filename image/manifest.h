@@ -6,8 +6,10 @@
 #include "source.h"
 
 struct rrt_layer_ref {
-  char *path;   /* in the source: "blobs/sha256/HEX", "ID/layer.tar" */
-  char hex[65]; /* the sha256 its bytes must have: the store's name for it */
+  char *path;    /* in the source: "blobs/sha256/HEX", "ID/layer.tar" */
+  char blob[65]; /* the sha256 its bytes (compressed or not) must have: checked as they stream */
+  char diff[65]; /* the sha256 of its tar uncompressed (the config's rootfs.diff_ids, in order):
+                  * checked as it is unpacked, and the store's name for it */
 };
 
 struct rrt_plan {
@@ -24,10 +26,11 @@ int rrt_image_check_platform(const struct rrt_image_config *c, struct rrt_error 
  * rrt_image_check_platform lets any platform through. */
 extern bool rrt_image_platform_chosen;
 
-/* index.json -> (tag) -> manifest -> config and layers; every small blob verified. */
+/* index.json -> (tag) -> manifest -> config and layers; every small blob verified, the config's
+ * rootfs.diff_ids one per layer. */
 int rrt_plan_oci(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct rrt_error *err);
-/* manifest.json -> (tag) -> config (named by its digest) and layers (checked against
- * rootfs.diff_ids when unpacked: docker-archive layers are plain tars). */
+/* manifest.json -> (tag) -> config (named by its digest) and layers (docker-archive layers are
+ * plain tars: their blob digest is their diff_id). */
 int rrt_plan_docker(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct rrt_error *err);
 
 #endif

@@ -6,11 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "rootlessrt/image.h"
+#include "rootlessrt/userns.h"
 #include "rootlessrt/util.h"
 
 #define MAX_LINKS 40 /* as the kernel's path walk */
@@ -199,101 +202,180 @@ static int read_bounded(int dirfd, const char *name, const char *shown, const ch
   return 0;
 }
 
-int rrt_image_read_file(char *const *lowers, const char *path, size_t max, char **data, size_t *len,
+/* A path's walk through the merged view: the directory reached (its layers, its path, the
+ * components that lead to it) and the components still to walk, the next one last. */
+struct walk {
+  char *const *lowers;
+  size_t nl;
+  struct mdir d;
+  char *dpath;
+  char **done;
+  size_t nd;
+  char **q;
+  size_t nq;
+  int links;
+};
+
+static void walk_free(struct walk *w)
+{
+  mdir_close(&w->d);
+  free(w->dpath);
+  strv_n_free(w->done, w->nd);
+  strv_n_free(w->q, w->nq);
+}
+
+/* Opens the merged directory at done[] again: at the start, after "..", after an absolute link. */
+static int walk_reopen(struct walk *w, struct rrt_error *err)
+{
+  mdir_close(&w->d);
+  free(w->dpath);
+  w->dpath = NULL;
+  return open_mdir(w->lowers, w->nl, w->done, w->nd, &w->d, &w->dpath, err);
+}
+
+/* Into name, a directory of the merged view whose layers step() opened in next. */
+static void walk_enter(struct walk *w, struct mdir *next, char *name)
+{
+  mdir_close(&w->d);
+  w->d = *next;
+  char *p = xasprintf("%s/%s", w->dpath, name);
+  free(w->dpath);
+  w->dpath = p;
+  w->done = xrealloc(w->done, (w->nd + 1) * sizeof(char *));
+  w->done[w->nd++] = name;
+}
+
+/* name, a symlink in the layer `layer`: its target is walked next, from the image's root (never
+ * the host's) when it is absolute. */
+static int walk_link(struct walk *w, const char *path, const char *name, size_t layer,
+                     const char *where, struct rrt_error *err)
+{
+  char target[4096];
+  ssize_t n = readlinkat(w->d.fds[layer], name, target, sizeof(target) - 1);
+  if (n < 0)
+    return rrt_error_errno(err, "the image's %s: readlink %s", path, where);
+  target[n] = '\0';
+  if (++w->links > MAX_LINKS)
+    return rrt_error_msgf(err, ELOOP, "the image's %s: more than %d symlinks", path, MAX_LINKS);
+  if (target[0] == '/') {
+    strv_n_free(w->done, w->nd);
+    w->done = NULL;
+    w->nd = 0;
+    if (walk_reopen(w, err) < 0)
+      return -1;
+  }
+  push_front(&w->q, &w->nq, target);
+  return 0;
+}
+
+/* Walks what is left of path and reads the file it ends at; 0 with *data NULL when the image has
+ * no such file. */
+static int walk_to_file(struct walk *w, const char *path, size_t max, char **data, size_t *len,
                         struct rrt_error *err)
 {
-  *data = NULL;
-  size_t nl = 0;
-  while (lowers && lowers[nl])
-    nl++;
-  char **done = NULL, **q = NULL; /* resolved directories; what is left, reversed */
-  size_t nd = 0, nq = 0;
-  int links = 0, r = -1;
-  push_front(&q, &nq, path);
-  struct mdir d = {0};
-  cleanup_free char *dpath = NULL;
-  if (open_mdir(lowers, nl, done, nd, &d, &dpath, err) < 0)
-    goto out;
-  while (nq) {
-    char *name = q[--nq];
-    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
-      bool up = name[1] == '.';
-      free(name);
-      if (!up)
-        continue;
-      if (nd)
-        free(done[--nd]);
-      mdir_close(&d);
-      free(dpath);
-      dpath = NULL;
-      if (open_mdir(lowers, nl, done, nd, &d, &dpath, err) < 0)
-        goto out;
+  while (w->nq) {
+    cleanup_free char *name = w->q[--w->nq];
+    if (strcmp(name, ".") == 0)
+      continue;
+    if (strcmp(name, "..") == 0) {
+      if (w->nd)
+        free(w->done[--w->nd]);
+      if (walk_reopen(w, err) < 0)
+        return -1;
       continue;
     }
     struct mdir next = {0};
     struct found f;
-    if (step(lowers, &d, dpath, name, &next, &f, err) < 0) {
-      free(name);
+    if (step(w->lowers, &w->d, w->dpath, name, &next, &f, err) < 0) {
       mdir_close(&next);
-      goto out;
+      return -1;
     }
-    cleanup_free char *where =
-        xasprintf("%s%s/%s", f.kind == ABSENT ? "" : lowers[f.layer], dpath, name);
     if (f.kind == DIR_) {
-      mdir_close(&d);
-      d = next;
-      char *p = xasprintf("%s/%s", dpath, name);
-      free(dpath);
-      dpath = p;
-      done = xrealloc(done, (nd + 1) * sizeof(char *));
-      done[nd++] = name;
+      walk_enter(w, &next, steal_ptr(&name));
       continue;
     }
     mdir_close(&next);
-    if (f.kind == ABSENT || (f.kind != LINK_ && nq)) {
-      free(name);
-      r = 0; /* not in the image (or a file used as a directory, ENOTDIR): absent */
-      goto out;
-    }
+    cleanup_free char *where =
+        xasprintf("%s%s/%s", f.kind == ABSENT ? "" : w->lowers[f.layer], w->dpath, name);
+    if (f.kind == ABSENT || (f.kind != LINK_ && w->nq))
+      return 0; /* not in the image (or a file used as a directory, ENOTDIR): absent */
     if (f.kind == LINK_) {
-      char target[4096];
-      ssize_t n = readlinkat(d.fds[f.layer], name, target, sizeof(target) - 1);
-      free(name);
-      if (n < 0) {
-        rrt_error_errno(err, "the image's %s: readlink %s", path, where);
-        goto out;
-      }
-      target[n] = '\0';
-      if (++links > MAX_LINKS) {
-        rrt_error_msgf(err, ELOOP, "the image's %s: more than %d symlinks", path, MAX_LINKS);
-        goto out;
-      }
-      if (target[0] == '/') { /* from the image's root, never the host's */
-        strv_n_free(done, nd);
-        done = NULL;
-        nd = 0;
-        mdir_close(&d);
-        free(dpath);
-        dpath = NULL;
-        if (open_mdir(lowers, nl, done, nd, &d, &dpath, err) < 0)
-          goto out;
-      }
-      push_front(&q, &nq, target);
+      if (walk_link(w, path, name, f.layer, where, err) < 0)
+        return -1;
       continue;
     }
-    if (f.kind == OTHER_) {
-      free(name);
-      rrt_error_msgf(err, EINVAL, "the image's %s (%s): not a regular file", path, where);
-      goto out;
-    }
-    r = read_bounded(d.fds[f.layer], name, path, where, max, data, len, err);
-    free(name);
-    goto out;
+    if (f.kind == OTHER_)
+      return rrt_error_msgf(err, EINVAL, "the image's %s (%s): not a regular file", path, where);
+    return read_bounded(w->d.fds[f.layer], name, path, where, max, data, len, err);
   }
-  r = rrt_error_msgf(err, EISDIR, "the image's %s: a directory", path);
-out:
-  mdir_close(&d);
-  strv_n_free(done, nd);
-  strv_n_free(q, nq);
+  return rrt_error_msgf(err, EISDIR, "the image's %s: a directory", path);
+}
+
+static int read_merged(char *const *lowers, const char *path, size_t max, char **data, size_t *len,
+                       struct rrt_error *err)
+{
+  *data = NULL;
+  struct walk w = {.lowers = lowers};
+  while (lowers && lowers[w.nl])
+    w.nl++;
+  push_front(&w.q, &w.nq, path);
+  int r = walk_reopen(&w, err) < 0 ? -1 : walk_to_file(&w, path, max, data, len, err);
+  walk_free(&w);
   return r;
+}
+
+/* The read again as root of the user namespace (rrt_userns_call): 'A' (absent) or 'F' and the
+ * file's bytes into the memfd out. */
+struct userns_read {
+  char *const *lowers;
+  const char *path;
+  size_t max;
+  int out;
+};
+
+static int read_in_userns(void *arg, struct rrt_error *err)
+{
+  const struct userns_read *a = arg;
+  cleanup_free char *data = NULL;
+  size_t len = 0;
+  if (read_merged(a->lowers, a->path, a->max, &data, &len, err) < 0)
+    return -1;
+  if (rrt_write_all(a->out, data ? "F" : "A", 1) < 0 ||
+      (data && rrt_write_all(a->out, data, len) < 0))
+    return rrt_error_errno(err, "the image's %s: pass it on", a->path);
+  return 0;
+}
+
+int rrt_image_read_file(char *const *lowers, const char *path, size_t max, char **data, size_t *len,
+                        struct rrt_error *err)
+{
+  if (read_merged(lowers, path, max, data, len, err) == 0)
+    return 0;
+  /* A layer's file owned by a subordinate id and not readable by others (a 0600 /etc/passwd of
+   * uid 5) is what the container's root reads, as podman does: read it as root of the user
+   * namespace rather than refuse the image. */
+  if (!err || err->errnum != EACCES || rrt_host_privileged())
+    return -1;
+  cleanup_close int fd = memfd_create("rrt-image-file", MFD_CLOEXEC);
+  if (fd < 0)
+    return -1; /* the EACCES error stands */
+  struct rrt_error uerr = RRT_ERROR_INIT;
+  struct userns_read a = {.lowers = lowers, .path = path, .max = max, .out = fd};
+  if (rrt_userns_call(read_in_userns, &a, &uerr) < 0) {
+    rrt_error_move(err, &uerr);
+    return -1;
+  }
+  rrt_error_clear(err);
+  cleanup_free char *buf = NULL;
+  size_t n = 0;
+  if (lseek(fd, 0, SEEK_SET) < 0 || rrt_read_fd(fd, &buf, &n, err) < 0 || n == 0)
+    return rrt_error_msgf(err, EIO, "the image's %s: read in the user namespace: no answer", path);
+  if (buf[0] == 'A')
+    return 0;
+  *data = xmalloc(n);
+  memcpy(*data, buf + 1, n - 1);
+  (*data)[n - 1] = '\0';
+  if (len)
+    *len = n - 1;
+  return 0;
 }

@@ -2,7 +2,15 @@
  * registry client, writes the image's manifest and config into an OCI layout under STORE/tmp/
  * and streams every layer not already in the store through a FIFO there, which the layout's
  * import (as for oci:) reads as it arrives: every digest is checked again by the runtime's own
- * code and each layer is unpacked once, keyed by its digest, and never stored whole. */
+ * code and each layer is unpacked once, keyed by its diff_id. Only its compressed bytes are
+ * kept beside, until it arrived whole: STORE/tmp/partial-sha256-HEX, from which a cut pull is
+ * resumed (the client's --partials; old ones are swept here).
+ *
+ * The client knows blobs by their (compressed) digests, the store layers by their diff_ids: its
+ * --have directory names the blobs the store is known to hold; when the config it fetched first
+ * shows a layer the store has under another blob (imported from a docker-archive, say), or a
+ * record that does not hold for this image, the client is stopped before it fetched any layer
+ * and started once more with --have put right (and the blob recorded for the next pull). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -25,7 +34,10 @@
 #include "rootlessrt/util.h"
 
 #define PULL_PREFIX "pull-"
+#define PARTIAL_PREFIX "partial-sha256-" /* the client's kept partial downloads (--partials) */
+#define PARTIAL_MAX_AGE (24 * 3600)      /* seconds since a partial download last grew */
 #define IMPORT_GRACE_MS 10000
+#define HELPER_GRACE_MS 200 /* after the import is done, for the client to exit by itself */
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -40,15 +52,34 @@ static void remove_dir(const char *path)
   nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* STORE/tmp/partial-sha256-HEX: a layer's compressed bytes as far as a cut pull got, which the
+ * next pull of that layer resumes from. One no pull is writing (its lock is free) goes once it
+ * is PARTIAL_MAX_AGE old or empty; the client removes one whose layer arrived whole. */
+static void remove_old_partial(const char *tmp, const char *name)
+{
+  cleanup_free char *p = xasprintf("%s/%s", tmp, name);
+  cleanup_close int fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || flock(fd, LOCK_EX | LOCK_NB) < 0)
+    return;
+  if (st.st_size == 0 || time(NULL) - st.st_mtime > PARTIAL_MAX_AGE)
+    unlink(p);
+}
+
 /* STORE/tmp/pull-*: what a pull that was killed left (its lock is free): removed, so a killed
- * pull keeps nothing half-fetched. */
+ * pull keeps nothing half-unpacked; old partial downloads too (remove_old_partial). */
 static void remove_stale_pulls(const char *tmp)
 {
+  cleanup_close int hold = rrt_store_tmp_hold(tmp, LOCK_EX); /* see rrt_store_tmp_hold */
+  if (hold < 0)
+    return;
   DIR *d = opendir(tmp);
   if (!d)
     return;
   struct dirent *e;
   while ((e = readdir(d))) {
+    if (strncmp(e->d_name, PARTIAL_PREFIX, strlen(PARTIAL_PREFIX)) == 0)
+      remove_old_partial(tmp, e->d_name);
     if (strncmp(e->d_name, PULL_PREFIX, strlen(PULL_PREFIX)) != 0)
       continue;
     cleanup_free char *p = xasprintf("%s/%s", tmp, e->d_name);
@@ -71,9 +102,10 @@ static int mkdirs(const char *store, struct rrt_error *err)
 }
 
 static char **helper_argv(const char *helper, const char *ref, bool short_names,
-                          const struct rrt_pull_opts *po, const char *have, const char *dir)
+                          const struct rrt_pull_opts *po, const char *have, const char *tmp,
+                          const char *dir)
 {
-  char **argv = xcalloc(16, sizeof(char *));
+  char **argv = xcalloc(20, sizeof(char *));
   size_t n = 0;
   argv[n++] = xstrdup(helper);
   if (po && po->platform)
@@ -85,6 +117,7 @@ static char **helper_argv(const char *helper, const char *ref, bool short_names,
   if (short_names)
     argv[n++] = xstrdup("--short-names");
   argv[n++] = xstrdup("--have"), argv[n++] = xstrdup(have);
+  argv[n++] = xstrdup("--partials"), argv[n++] = xstrdup(tmp);
   argv[n++] = xstrdup("--error-fd"), argv[n++] = xstrdup("3");
   argv[n++] = xstrdup("--ready-fd"), argv[n++] = xstrdup("4");
   argv[n++] = xstrdup(dir);
@@ -164,7 +197,7 @@ static int exit_code(pid_t pid)
 /* The helper and the import run side by side; whichever fails first stops the other. The
  * helper's error wins (it says why a layer was cut: the registry, its digest, the disk), the
  * import's otherwise. */
-static int fetch_and_import(char **argv, const char *layout, const char *store,
+static int fetch_and_import(char **argv, const char *layout, const char *store, const char *have,
                             struct rrt_error *err)
 {
   int herr[2] = {-1, -1}, ready[2] = {-1, -1}, ierr[2] = {-1, -1};
@@ -186,6 +219,16 @@ static int fetch_and_import(char **argv, const char *layout, const char *store,
     n = read(ready[0], &byte, 1);
   while (n < 0 && errno == EINTR);
   close(ready[0]);
+  /* The client waits to open the first layer's FIFO, which nothing reads yet: no layer was
+   * requested. A --have that turns out wrong for this image's config (a layer the store has by
+   * its diff_id under another blob, or a record that does not hold) means starting again
+   * (return 1) with it put right. */
+  if (n == 1 && have && rrt_pull_have_fix(layout + strlen("oci:"), store, have)) {
+    kill(helper, SIGKILL);
+    exit_code(helper);
+    close(herr[0]), close(ierr[0]), close(ierr[1]);
+    return 1;
+  }
   pid_t import = -1;
   int istatus = -1, hstatus = -1;
   if (n == 1) {
@@ -201,8 +244,12 @@ static int fetch_and_import(char **argv, const char *layout, const char *store,
        * itself and removes its half-unpacked directory. It is killed only if it waits on a
        * FIFO no one will ever write (the next import sweeps what it leaves). */
       /* Likewise a helper still there once the import read every layer it needed waits on a
-       * layer someone else put in the store meanwhile: what it would fetch is not needed. */
-      int timeout = (hdone && hstatus != 0) || (idone && istatus == 0) ? IMPORT_GRACE_MS : -1;
+       * layer someone else put in the store meanwhile: what it would fetch is not needed, and
+       * it holds no partial download's lock (it takes one once the FIFO is open), so it goes
+       * as soon as it had a moment to exit by itself. */
+      int timeout = hdone && hstatus != 0             ? IMPORT_GRACE_MS
+                    : idone && istatus == 0 && !hdone ? HELPER_GRACE_MS
+                                                      : -1;
       int pr = hfd < 0 || ifd < 0 ? -1 : poll(pf, 2, timeout);
       if (pr == 0 && !idone) {
         kill(import, SIGKILL);
@@ -273,21 +320,37 @@ int rrt_image_pull(const char *ref, bool short_names, const struct rrt_pull_opts
   cleanup_free char *tmp = xasprintf("%s/tmp", store);
   remove_stale_pulls(tmp);
   cleanup_free char *dir = xasprintf("%s/" PULL_PREFIX "XXXXXX", tmp);
+  /* The lock says the pull is alive; it goes with the process however it ends. It is taken
+   * under the shared hold on tmp/, so no other run's sweep takes the new directory for stale. */
+  cleanup_close int hold = rrt_store_tmp_hold(tmp, LOCK_SH);
   if (!mkdtemp(dir))
     return rrt_error_errno(err, "mkdtemp %s", dir);
-  /* The lock says the pull is alive; it goes with the process however it ends. */
   cleanup_close int lock = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (lock < 0 || flock(lock, LOCK_EX) < 0) {
     rrt_error_errno(err, "lock %s", dir);
     remove_dir(dir);
     return -1;
   }
+  if (hold >= 0)
+    close(steal_fd(&hold));
   cleanup_free char *helper = rrt_helper_path("rootlessrt-pull", "ROOTLESSRT_PULL_HELPER");
-  cleanup_free char *have = xasprintf("%s/layers/sha256", store);
-  cleanup_strv char **argv = helper_argv(helper, ref, short_names, po, have, dir);
-  cleanup_free char *layout = xasprintf("oci:%s", dir);
+  /* DIR/layout the client's download directory, DIR/have its --have. */
+  cleanup_free char *have = xasprintf("%s/have", dir), *dest = xasprintf("%s/layout", dir);
+  if (mkdir(have, 0700) < 0 || mkdir(dest, 0700) < 0) {
+    rrt_error_errno(err, "mkdir in %s", dir);
+    remove_dir(dir);
+    return -1;
+  }
+  rrt_pull_have_fill(store, have);
+  cleanup_strv char **argv = helper_argv(helper, ref, short_names, po, have, tmp, dest);
+  cleanup_free char *layout = xasprintf("oci:%s", dest);
   rrt_image_platform_chosen = po && po->platform; /* the import child inherits it */
-  int r = fetch_and_import(argv, layout, store, err);
+  int r = fetch_and_import(argv, layout, store, have, err);
+  if (r == 1) { /* once more, skipping what the store turned out to have */
+    remove_dir(dest);
+    r = mkdir(dest, 0700) < 0 ? rrt_error_errno(err, "mkdir %s", dest)
+                              : fetch_and_import(argv, layout, store, NULL, err);
+  }
   /* Every layer is in the store now: this import only reads the manifest and the config. */
   if (r == 0) {
     rrt_src_pull_dir = true;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -193,9 +194,12 @@ int rrt_src_read(struct rrt_src *s, const char *name, char **data, size_t *len,
 struct stream {
   int fd;                /* a file of the layout directory, or -1 */
   struct archive *outer; /* or the tar's current entry */
+  struct archive *raw;   /* the blob decompressed (libarchive's raw format), which the tar reads */
   uint64_t size;         /* of the blob being read, 0 when unknown */
   char buf[1 << 16];
+  char plain[1 << 16];
   void (*on_read)(void *arg, const void *buf, size_t n);
+  void (*on_data)(void *arg, const void *buf, size_t n);
   void *arg;
 };
 
@@ -217,24 +221,54 @@ static la_ssize_t stream_read(struct archive *a, void *p, const void **buf)
   return n;
 }
 
+/* The tar's reader: the blob's bytes as they are decompressed, each seen by on_data once, so the
+ * diff_id is hashed in the same pass as the unpack. */
+static la_ssize_t plain_read(struct archive *a, void *p, const void **buf)
+{
+  struct stream *st = p;
+  la_ssize_t n = archive_read_data(st->raw, st->plain, sizeof(st->plain));
+  if (n > 0 && st->on_data)
+    st->on_data(st->arg, st->plain, (size_t)n);
+  if (n < 0 && a)
+    archive_set_error(a, EIO, "%s", archive_error_string(st->raw));
+  *buf = st->plain;
+  return n;
+}
+
+static struct archive *decompressor(void)
+{
+  struct archive *raw = archive_read_new();
+  archive_read_support_format_raw(raw);
+  archive_read_support_filter_gzip(raw);
+  archive_read_support_filter_zstd(raw);
+  archive_read_support_filter_none(raw);
+  return raw;
+}
+
 static int with_stream(struct stream *st, const struct rrt_src_sink *sink, size_t idx,
                        struct rrt_error *err)
 {
   struct archive *in = archive_read_new();
   archive_read_support_format_tar(in);
-  archive_read_support_filter_gzip(in);
-  archive_read_support_filter_zstd(in);
   archive_read_support_filter_none(in);
+  st->raw = decompressor();
   int r = -1;
+  struct archive_entry *re;
   sink->begin(sink->arg, idx, st->size);
-  if (archive_read_open(in, st, NULL, stream_read, NULL) != ARCHIVE_OK)
+  bool raw_open = archive_read_open(st->raw, st, NULL, stream_read, NULL) == ARCHIVE_OK &&
+                  archive_read_next_header(st->raw, &re) == ARCHIVE_OK;
+  if (!raw_open)
+    rrt_error_msgf(err, EIO, "not a tar (plain, gzip or zstd): %s", archive_error_string(st->raw));
+  else if (archive_read_open(in, st, NULL, plain_read, NULL) != ARCHIVE_OK)
     rrt_error_msgf(err, EIO, "not a tar (plain, gzip or zstd): %s", archive_error_string(in));
   else
     r = sink->unpack(sink->arg, idx, in, err);
-  /* The rest of the blob (a tar's padding, or all of it after an error) counts for its digest:
+  /* The rest of the blob (a tar's padding, or all of it after an error) counts for its digests:
    * a corrupted blob is reported by its digest whatever the unpacker tripped over. */
   const void *b;
-  while (stream_read(in, st, &b) > 0)
+  while (raw_open && plain_read(NULL, st, &b) > 0)
+    ;
+  while (stream_read(NULL, st, &b) > 0)
     ;
   struct rrt_error verr = RRT_ERROR_INIT;
   if (sink->verify(sink->arg, idx, &verr) < 0) {
@@ -248,8 +282,12 @@ static int with_stream(struct stream *st, const struct rrt_src_sink *sink, size_
     r = -1;
   }
   if (r == 0)
+    r = sink->verify_diff(sink->arg, idx, err);
+  if (r == 0)
     r = sink->commit(sink->arg, idx, err);
   archive_read_free(in);
+  archive_read_free(st->raw);
+  st->raw = NULL;
   return r;
 }
 
@@ -376,17 +414,41 @@ int rrt_src_check_set(const struct rrt_src *s, char *const *names, const char *c
   return bad ? rrt_error_msgf(err, EBADMSG, "%s", bad) : 0;
 }
 
+/* A layer's FIFO in a pull's download directory, opened (without blocking) before the client
+ * opened its end: a read now would see no writer and return end-of-file, an empty layer ("not
+ * a tar"), which is what a pull sometimes reported instead of its real error. Until a writer
+ * has come, the FIFO is neither readable nor hung up, so poll waits for the client to write or
+ * to close it (the runtime stops this import if the client dies first). */
+static int wait_writer(int fd, const char *path, const char *name, struct rrt_error *err)
+{
+  struct stat sb;
+  if (fstat(fd, &sb) < 0)
+    return rrt_error_errno(err, "%s/%s", path, name);
+  if (!S_ISFIFO(sb.st_mode))
+    return 0;
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  while (poll(&p, 1, -1) < 0)
+    if (errno != EINTR)
+      return rrt_error_errno(err, "poll %s/%s", path, name);
+  return 0;
+}
+
 int rrt_src_stream(const struct rrt_src *s, char *const *names, size_t n,
                    const struct rrt_src_sink *sink, struct rrt_error *err)
 {
   cleanup_free struct stream *st = xzalloc(sizeof(*st));
   st->on_read = sink->on_read;
+  st->on_data = sink->on_data;
   st->arg = sink->arg;
   if (!s->tar) {
     for (size_t i = 0; i < n; i++) {
       st->fd = open_file(s, names[i], err);
       if (st->fd < 0)
         return -1;
+      if (wait_writer(st->fd, s->path, names[i], err) < 0) {
+        close(st->fd);
+        return -1;
+      }
       struct stat sb;
       st->size = fstat(st->fd, &sb) == 0 && sb.st_size > 0 ? (uint64_t)sb.st_size : 0;
       int r = with_stream(st, sink, i, err);

@@ -35,14 +35,16 @@ void rrt_src_close(struct rrt_src *s);
 int rrt_src_read(struct rrt_src *s, const char *name, char **data, size_t *len,
                  struct rrt_error *err);
 /* What is done with each streamed blob: begin first, on_read sees every byte of it (digest,
- * progress), unpack reads it as a tar (plain, gzip or zstd); verify and commit run once all of it
- * was read. */
+ * progress), on_data every byte of it decompressed (the diff_id), unpack reads that as a tar
+ * (the blob plain, gzip or zstd); verify and commit run once all of it was read. */
 struct rrt_src_sink {
   void (*begin)(void *arg, size_t idx, uint64_t size); /* size: the blob's bytes, 0 unknown */
   void (*on_read)(void *arg, const void *buf, size_t n);
+  void (*on_data)(void *arg, const void *buf, size_t n);
   int (*unpack)(void *arg, size_t idx, struct archive *a, struct rrt_error *err);
-  int (*verify)(void *arg, size_t idx, struct rrt_error *err); /* the digest, always */
-  int (*commit)(void *arg, size_t idx, struct rrt_error *err); /* once unpacked and verified */
+  int (*verify)(void *arg, size_t idx, struct rrt_error *err);      /* the blob's digest, always */
+  int (*verify_diff)(void *arg, size_t idx, struct rrt_error *err); /* once unpacked */
+  int (*commit)(void *arg, size_t idx, struct rrt_error *err);      /* once unpacked and verified */
   void *arg;
 };
 /* Every one of names (layer blobs) present once in the source, and each whose hexes[i] is not

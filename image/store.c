@@ -44,6 +44,45 @@ static void human(unsigned long long n, char buf[32])
   snprintf(buf, 32, i ? "%.1f %s" : "%.0f %s", v, u[i]);
 }
 
+/* LAYERS/blobs/sha256/BLOB -> ../../sha256/KEY: the blobs known to unpack to the layer KEY,
+ * ", "-joined (malloc'd), or NULL when none is known (a layer unpacked by an earlier version). */
+static char *blobs_of(const char *store, const char *key)
+{
+  cleanup_free char *dir = xasprintf("%s/layers/blobs/sha256", store);
+  DIR *d = opendir(dir);
+  if (!d)
+    return NULL;
+  char *v = NULL;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    char target[256];
+    ssize_t n = e->d_name[0] == '.' ? -1 : readlinkat(dirfd(d), e->d_name, target, 255);
+    if (n < 0)
+      continue;
+    target[n] = '\0';
+    const char *base = strrchr(target, '/');
+    if (strcmp(base ? base + 1 : target, key) != 0)
+      continue;
+    char *m = xasprintf("%s%ssha256:%s", v ? v : "", v ? ", " : "", e->d_name);
+    free(v);
+    v = m;
+  }
+  closedir(d);
+  return v;
+}
+
+/* What a layer's key is and which blobs it came from. */
+static char *layer_digests(const char *store, const char *key)
+{
+  cleanup_free char *blobs = blobs_of(store, key);
+  if (!blobs)
+    return xstrdup("(unpacked by an earlier version: named by its blob digest, or by its diff_id "
+                   "from a docker-archive)");
+  if (strcmp(blobs + 7, key) == 0)
+    return xasprintf("diff_id sha256:%s (a plain tar: its blob digest)", key);
+  return xasprintf("diff_id sha256:%s, blob %s", key, blobs);
+}
+
 static void list_dir(const char *store, const char *sub, const char *kind, bool *any)
 {
   cleanup_free char *dir = xasprintf("%s/%s", store, sub);
@@ -60,7 +99,35 @@ static void list_dir(const char *store, const char *sub, const char *kind, bool 
     if (!*any)
       printf("%-10s %-72s %s\n", "KIND", "NAME", "SIZE");
     *any = true;
-    printf("%-10s %-72s %s\n", kind, e->d_name, size);
+    cleanup_free char *digests =
+        strcmp(kind, "layer") == 0 ? layer_digests(store, e->d_name) : NULL;
+    printf("%-10s %-72s %s%s%s\n", kind, e->d_name, size, digests ? "  " : "",
+           digests ? digests : "");
+  }
+  closedir(d);
+}
+
+/* STORE/tmp/partial-sha256-HEX: a registry layer's download cut short, which the next pull of
+ * it resumes (image/registry.c); its size is the bytes received. */
+static void list_partials(const char *store, bool *any)
+{
+  cleanup_free char *dir = xasprintf("%s/tmp", store);
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    struct stat st;
+    if (strncmp(e->d_name, "partial-sha256-", 15) != 0 ||
+        fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+      continue;
+    cleanup_free char *name = xasprintf("sha256:%s", e->d_name + 15);
+    char size[32];
+    human((unsigned long long)st.st_size, size);
+    if (!*any)
+      printf("%-10s %-72s %s\n", "KIND", "NAME", "SIZE");
+    *any = true;
+    printf("%-10s %-72s %s\n", "partial", name, size);
   }
   closedir(d);
 }
@@ -73,6 +140,7 @@ int rrt_store_list(const char *store, struct rrt_error *err)
   list_dir(store, "images", "image", &any);
   list_dir(store, "layers/sha256", "layer", &any);
   list_dir(store, "containers", "container", &any);
+  list_partials(store, &any);
   char size[32];
   human(disk_usage(store), size);
   if (!any)
@@ -80,6 +148,22 @@ int rrt_store_list(const char *store, struct rrt_error *err)
   else
     printf("%-10s %-72s %s\n", "total", store, size);
   return 0;
+}
+
+/* The blob records of layers no longer in the store. */
+static void forget_blobs(const char *store)
+{
+  cleanup_free char *dir = xasprintf("%s/layers/blobs/sha256", store);
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    struct stat st;
+    if (e->d_name[0] != '.' && fstatat(dirfd(d), e->d_name, &st, 0) < 0 && errno == ENOENT)
+      unlinkat(dirfd(d), e->d_name, 0);
+  }
+  closedir(d);
 }
 
 static bool valid_name(const char *s)
@@ -104,7 +188,11 @@ int rrt_store_remove(const char *store, const char *root, const char *name, stru
       if (access(st, F_OK) == 0)
         return rrt_error_msgf(err, EBUSY, "store rm: container \"%s\" exists: delete it first", n);
     }
-    return rrt_remove_tree_userns(p, err) < 0 ? rrt_error_wrap(err, "store rm %s", name) : 0;
+    if (rrt_remove_tree_userns(p, err) < 0)
+      return rrt_error_wrap(err, "store rm %s", name);
+    if (i == 1)
+      forget_blobs(store);
+    return 0;
   }
   return rrt_error_msgf(err, ENOENT, "store rm: nothing named \"%s\" in %s", name, store);
 }

@@ -4,16 +4,21 @@
  * dependencies, so all HTTP and TLS live here and the runtime never maps them.
  *
  *   rootlessrt-pull [--platform OS/ARCH[/VARIANT]] [--authfile F] [--tls-verify=BOOL]
- *                   [--have DIR] [--short-names] --error-fd N --ready-fd M DEST REF
+ *                   [--have DIR] [--partials DIR] [--short-names] --error-fd N --ready-fd M
+ *                   DEST REF
  *
  * DEST gets oci-layout, index.json (the one manifest for the platform), the manifest and the
  * config, and a FIFO for every layer not already in DIR (STORE/layers/sha256: unpacked layers,
  * named by digest, are never fetched again); then a byte on fd M says the runtime can start
  * its import, which reads each FIFO in the manifest's order while the layer streams in, so a
- * layer is unpacked as it arrives and never stored whole. Every blob is checked against its
- * digest while it streams (the runtime checks it again and commits nothing that fails).
- * Progress goes to stderr when it is a terminal; the error, one line, to fd N, as soon as it
- * happens (before the layer's FIFO is closed, so it is there before the import fails on it).
+ * layer is unpacked as it arrives (its compressed bytes kept only until then: --partials). Every
+ * blob is checked against its digest while it streams (the runtime checks it again and commits
+ * nothing that fails). With --partials (STORE/tmp), the compressed bytes of each layer received so
+ * far are kept in DIR/partial-sha256-HEX (locked while written) until the layer arrived whole: a
+ * pull cut there (the registry gone, the pull killed) is resumed by the next one with Range:
+ * bytes=N-, the kept bytes sent to the import first, hashed on the way, then the rest (see
+ * begin_body). Progress goes to stderr when it is a terminal; the error, one line, to fd N, as soon
+ * as it happens (before the layer's FIFO is closed, so it is there before the import fails on it).
  * Exit status: 0 done, 1 failed. */
 #include <curl/curl.h>
 #include <errno.h>
@@ -26,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -84,12 +90,15 @@ char *xasprintf(const char *fmt, ...)
 /* ---------------------------------------------------------------- options */
 
 static struct {
-  const char *authfile, *have, *dest, *ref;
+  const char *authfile, *have, *partials, *dest, *ref;
   char os[80], arch[80], variant[80];
   bool insecure, short_names;
   int error_fd, ready_fd;
   bool tty, streaming, reported;
   curl_off_t max_rate; /* ROOTLESSRT_PULL_MAX_RATE, bytes/s: lets tests interrupt a layer */
+  /* ROOTLESSRT_PULL_FIFO_DELAY_MS: a wait before each layer's FIFO is opened, so a test can
+   * check that the import waits for the client instead of reading an empty stream. */
+  long fifo_delay_ms;
 } opt = {.error_fd = -1, .ready_fd = -1};
 
 /* The error, now: the runtime reads it before it sees the import fail on the cut layer. */
@@ -130,11 +139,21 @@ struct body {
   /* progress */
   const char *label;
   double last;
+  /* A layer's partial download kept for resuming: keep_fd is open only with keep_path set
+   * (see keeping). from: the bytes it held when the request asked for the rest (Range:
+   * bytes=from-); 0 asks for all of it. */
+  const char *keep_path;
+  int keep_fd;
+  uint64_t from, resumed; /* resumed: the kept bytes the import got before the registry's */
+  int kerr;               /* the errno of a failed read of the kept bytes */
+  bool started;           /* the first byte of a 2xx answer came (begin_body ran) */
+  bool restart;           /* a 206 for another range than asked: the request is made again */
+  const struct response *resp;
 };
 
 struct response {
   long status;
-  char *ctype, *digest, *challenge;
+  char *ctype, *digest, *challenge, *crange; /* crange: Content-Range of a 206 */
 };
 
 static void response_free(struct response *r)
@@ -142,6 +161,7 @@ static void response_free(struct response *r)
   free(r->ctype);
   free(r->digest);
   free(r->challenge);
+  free(r->crange);
   *r = (struct response){0};
 }
 
@@ -164,6 +184,85 @@ static void show_progress(struct body *b, bool final)
           (double)b->size / 1048576.0, final ? "\n" : "   ");
 }
 
+/* All of buf to fd (the layer's FIFO, or the config's file); -1 with b->werr set. */
+static int write_out(struct body *b, const char *data, size_t n)
+{
+  for (size_t off = 0; off < n;) {
+    ssize_t w = write(b->fd, data + off, n - off);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0) {
+      b->werr = w < 0 ? errno : ENOSPC;
+      return -1;
+    }
+    off += (size_t)w;
+  }
+  return 0;
+}
+
+/* Whether a partial download is kept: bodies that are not a layer's (manifests, tokens) are
+ * initialised without a keep_path, and their zeroed keep_fd means nothing. */
+static bool keeping(const struct body *b)
+{
+  return b->keep_path && b->keep_fd >= 0;
+}
+
+/* The partial download cannot be kept (a full disk, say): it goes, and the layer streams on
+ * without it. Keeping it is for a later pull's sake; this pull's only errors are its own. */
+static void drop_keep(struct body *b)
+{
+  if (!keeping(b))
+    return;
+  unlink(b->keep_path);
+  close(b->keep_fd);
+  b->keep_fd = -1;
+}
+
+/* What a 206 continues: "bytes FROM-LAST/TOTAL". */
+static bool range_starts_at(const char *crange, uint64_t from)
+{
+  unsigned long long start;
+  return crange && sscanf(crange, "bytes %llu-", &start) == 1 && start == from;
+}
+
+/* The first bytes of a layer's 2xx answer decide what its kept partial download is worth. A 206
+ * from where it ends continues it: the kept bytes go to the import first, hashed on the way (the
+ * blob's digest is checked over all of them at the end). A 200 means the registry ignored the
+ * Range: the download starts again from nothing. Nothing has reached the import before this. */
+static int begin_body(struct body *b, long status)
+{
+  b->started = true;
+  if (b->from == 0)
+    return 0;
+  if (status != 206) {
+    b->from = 0;
+    if (ftruncate(b->keep_fd, 0) < 0)
+      drop_keep(b);
+    return 0;
+  }
+  if (!range_starts_at(b->resp ? b->resp->crange : NULL, b->from)) {
+    b->restart = true;
+    return -1;
+  }
+  static char buf[1 << 16];
+  for (uint64_t off = 0; off < b->from;) {
+    size_t want = b->from - off < sizeof(buf) ? (size_t)(b->from - off) : sizeof(buf);
+    ssize_t n = pread(b->keep_fd, buf, want, (off_t)off);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      b->kerr = n < 0 ? errno : EIO;
+      return -1;
+    }
+    sha256_update(&b->sha, (size_t)n, (const uint8_t *)buf);
+    if (write_out(b, buf, (size_t)n) < 0)
+      return -1;
+    off += (uint64_t)n;
+  }
+  b->got = b->resumed = b->from;
+  return 0;
+}
+
 static size_t on_body(char *data, size_t sz, size_t nm, void *arg)
 {
   struct body *b = arg;
@@ -178,21 +277,27 @@ static size_t on_body(char *data, size_t sz, size_t nm, void *arg)
     b->errbuf[b->errlen] = '\0';
     return n;
   }
+  if (!b->started && begin_body(b, status) < 0)
+    return 0;
   if ((b->size && b->got + n > b->size) || (b->fd < 0 && b->len + n > b->limit))
     return 0; /* more than the descriptor said: stop here */
   sha256_update(&b->sha, n, (const uint8_t *)data);
-  b->got += n;
-  if (b->fd >= 0) {
+  if (keeping(b)) { /* registry bytes, kept before the import sees them */
     for (size_t off = 0; off < n;) {
-      ssize_t w = write(b->fd, data + off, n - off);
+      ssize_t w = pwrite(b->keep_fd, data + off, n - off, (off_t)(b->got + off));
       if (w < 0 && errno == EINTR)
         continue;
       if (w <= 0) {
-        b->werr = w < 0 ? errno : ENOSPC;
-        return 0;
+        drop_keep(b);
+        break;
       }
       off += (size_t)w;
     }
+  }
+  b->got += n;
+  if (b->fd >= 0) {
+    if (write_out(b, data, n) < 0)
+      return 0;
   } else {
     b->buf = realloc(b->buf, b->len + n + 1);
     memcpy(b->buf + b->len, data, n);
@@ -222,8 +327,8 @@ static size_t on_header(char *data, size_t sz, size_t nm, void *arg)
   size_t n = sz * nm;
   char *v;
   if (n > 5 && strncmp(data, "HTTP/", 5) == 0) { /* a new response (after a redirect) */
-    free(r->ctype), free(r->digest), free(r->challenge);
-    r->ctype = r->digest = r->challenge = NULL;
+    free(r->ctype), free(r->digest), free(r->challenge), free(r->crange);
+    r->ctype = r->digest = r->challenge = r->crange = NULL;
   }
   if ((v = header_value(data, n, "Content-Type")))
     free(r->ctype), r->ctype = v;
@@ -231,6 +336,8 @@ static size_t on_header(char *data, size_t sz, size_t nm, void *arg)
     free(r->digest), r->digest = v;
   else if ((v = header_value(data, n, "WWW-Authenticate")))
     free(r->challenge), r->challenge = v;
+  else if ((v = header_value(data, n, "Content-Range")))
+    free(r->crange), r->crange = v;
   return n;
 }
 
@@ -259,9 +366,14 @@ static int get(struct conn *c, const char *url, const char *accept, struct body 
     hdrs = curl_slist_append(hdrs, accept);
   if (with_auth && c->bearer)
     hdrs = curl_slist_append(hdrs, c->bearer);
-  char errbuf[CURL_ERROR_SIZE] = "";
+  char errbuf[CURL_ERROR_SIZE] = "", range[32];
   b->curl = curl;
+  b->resp = resp;
   sha256_init(&b->sha);
+  if (b->from > 0) {
+    snprintf(range, sizeof(range), "%llu-", (unsigned long long)b->from);
+    curl_easy_setopt(curl, CURLOPT_RANGE, range);
+  }
   curl_easy_setopt(curl, CURLOPT_URL, url);
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
   curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
@@ -293,6 +405,11 @@ static int get(struct conn *c, const char *url, const char *accept, struct body 
   curl_easy_cleanup(curl);
   curl_slist_free_all(hdrs);
   b->curl = NULL;
+  b->resp = NULL;
+  if (rc == CURLE_WRITE_ERROR && b->restart)
+    return 0; /* the caller asks again, for all of it */
+  if (rc == CURLE_WRITE_ERROR && b->kerr)
+    return failf("read %s (the partial download to resume): %s", b->keep_path, strerror(b->kerr));
   if (rc == CURLE_WRITE_ERROR && b->werr)
     return failf("write %s: %s", b->path ? b->path : "the download", strerror(b->werr));
   if (rc == CURLE_WRITE_ERROR && b->size && b->got >= b->size)
@@ -400,9 +517,7 @@ static int reg_get(struct conn *c, const char *url, const char *accept, struct b
   free(b->buf), free(b->errbuf);
   b->buf = b->errbuf = NULL;
   b->len = b->errlen = 0;
-  b->got = 0;
-  if (b->fd >= 0 && (ftruncate(b->fd, 0) < 0 || lseek(b->fd, 0, SEEK_SET) < 0))
-    return failf("truncate: %s", strerror(errno));
+  /* Nothing of a 401's body reached b->fd or the kept partial (on_body): no truncation. */
   return get(c, url, accept, b, resp, true);
 }
 
@@ -539,35 +654,121 @@ static const char *pick_platform(json_object *idx, const char *what)
 
 /* ---------------------------------------------------------------- blobs */
 
+/* ---------------------------------------------------------------- partial downloads */
+
+static char *keep_path_of(const char *digest)
+{
+  return xasprintf("%s/partial-sha256-%s", opt.partials, digest + 7);
+}
+
+/* The layer's partial download, locked (another pull fetching the same blob now keeps none);
+ * *have: the bytes it holds, 0 for a new one. -1 when none can be kept (no --partials, locked,
+ * not a regular file): the layer is then fetched without. */
+static int open_keep(const char *path, uint64_t size, uint64_t *have)
+{
+  *have = 0;
+  int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  struct stat st, now;
+  if (fd < 0)
+    return -1;
+  /* Locked, and still the file of that name: a pull that finished may have removed it. */
+  if (flock(fd, LOCK_EX | LOCK_NB) < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+      stat(path, &now) < 0 || now.st_ino != st.st_ino || now.st_dev != st.st_dev) {
+    close(fd);
+    return -1;
+  }
+  *have = (uint64_t)st.st_size;
+  /* As long as the blob or longer: nothing to ask the rest of; fetched again. */
+  if (*have > 0 && (!size || *have >= size)) {
+    if (ftruncate(fd, 0) < 0) {
+      unlink(path);
+      close(fd);
+      return -1;
+    }
+    *have = 0;
+  }
+  return fd;
+}
+
+/* A partial download of a layer the store has now (a pull that finished it left it, or the
+ * layer came another way): removed, unless a pull is writing it. */
+static void remove_done_partial(const char *digest)
+{
+  if (!opt.partials)
+    return;
+  char *path = keep_path_of(digest);
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+    unlink(path);
+  if (fd >= 0)
+    close(fd);
+  free(path);
+}
+
+/* ---------------------------------------------------------------- blobs */
+
+/* The same request again, for all of the blob: the kept bytes were of no use (a 416, or a 206
+ * for another range). Nothing reached the import yet. */
+static void start_over(struct body *b, struct response *resp)
+{
+  if (b->keep_fd >= 0 && ftruncate(b->keep_fd, 0) < 0)
+    drop_keep(b);
+  free(b->errbuf);
+  b->errbuf = NULL;
+  b->errlen = 0;
+  b->from = b->got = 0;
+  b->started = b->restart = false;
+  response_free(resp);
+}
+
 /* GET /v2/REPO/blobs/DIGEST into DEST/blobs/sha256/HEX, verified while it streams. */
 /* fifo: into the FIFO DEST/blobs/sha256/HEX that the runtime's import reads (opening it waits
- * for the import to get there); otherwise into HEX.partial, renamed once verified. */
+ * for the import to get there), the bytes kept as they come (see open_keep); otherwise into
+ * HEX.partial, renamed once verified. */
 static int get_blob(struct conn *c, const char *digest, uint64_t size, const char *label, bool fifo)
 {
   const char *hex = digest + 7;
   char *final = xasprintf("%s/blobs/sha256/%s", opt.dest, hex);
   char *part = fifo ? xstrdup(final) : xasprintf("%s.partial", final);
+  char *keep = fifo && opt.partials ? keep_path_of(digest) : NULL;
   char *base = base_url(c);
   char *url = xasprintf("%s/blobs/%s", base, digest);
   free(base);
   int r = 0;
-  struct body b = {.size = size, .label = label, .path = part};
+  struct body b = {.size = size, .label = label, .path = part, .keep_fd = -1, .keep_path = keep};
   struct response resp = {0};
+  if (fifo && opt.fifo_delay_ms > 0)
+    nanosleep(&(struct timespec){opt.fifo_delay_ms / 1000, (opt.fifo_delay_ms % 1000) * 1000000},
+              NULL);
   b.fd = fifo ? open(part, O_WRONLY | O_CLOEXEC)
               : open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (b.fd < 0)
     r = failf("%s: %s", part, strerror(errno));
+  /* Once the import reads the FIFO: a pull waiting for it holds no partial's lock. */
+  if (r == 0 && keep)
+    b.keep_fd = open_keep(keep, size, &b.from);
   if (r == 0)
     r = reg_get(c, url, NULL, &b, &resp);
+  if (r == 0 && b.from > 0 && (b.restart || resp.status == 416)) {
+    start_over(&b, &resp);
+    r = reg_get(c, url, NULL, &b, &resp);
+  }
   show_progress(&b, true);
   char says[512];
+  bool bad = false; /* what was received is wrong: nothing of it is kept */
   if (r == 0 && (resp.status < 200 || resp.status > 299))
     r = failf("blob %s: %s (HTTP %ld)%s", digest, what_status(resp.status), resp.status,
               registry_says(&b, says, sizeof(says)));
   if (r == 0) {
     char got[65];
     hex_of(&b.sha, got);
-    if (strcmp(got, hex) != 0)
+    bad = strcmp(got, hex) != 0 || (size && b.got != size);
+    if (strcmp(got, hex) != 0 && b.resumed)
+      r = failf("blob %s: digest mismatch after resuming a partial download at byte %llu: the "
+                "registry and the kept bytes make sha256:%s; the partial download %s is "
+                "discarded (the next pull fetches all of it)",
+                digest, (unsigned long long)b.resumed, got, keep);
+    else if (strcmp(got, hex) != 0)
       r = failf("blob %s: digest mismatch: the registry sent sha256:%s", digest, got);
     else if (size && b.got != size)
       r = failf("blob %s: %llu bytes, its descriptor says %llu", digest, (unsigned long long)b.got,
@@ -575,12 +776,19 @@ static int get_blob(struct conn *c, const char *digest, uint64_t size, const cha
   } else {
     char why[sizeof(g_err)];
     snprintf(why, sizeof(why), "%s", g_err);
+    bad = b.kerr || (size && b.got >= size && !b.werr);
+    struct stat st;
+    bool kept = b.keep_fd >= 0 && !bad && fstat(b.keep_fd, &st) == 0 && st.st_size > 0;
     if (b.werr)
       r = failf("blob %s: %s", digest, why);
     else if (b.got > 0 && strstr(why, url))
-      r = failf("blob %s: interrupted after %llu of %llu bytes: %s", digest,
-                (unsigned long long)b.got, (unsigned long long)size, why);
+      r = failf("blob %s: interrupted after %llu of %llu bytes: %s%s", digest,
+                (unsigned long long)b.got, (unsigned long long)size, why,
+                kept ? " (the bytes received are kept: the next pull resumes from there)" : "");
   }
+  /* Whole and verified, or wrong: the partial download has done its work either way. */
+  if (b.keep_fd >= 0 && (r == 0 || bad))
+    drop_keep(&b);
   /* The import going away (EPIPE) is its error to tell, not this one. */
   if (r < 0 && b.werr != EPIPE)
     report();
@@ -590,10 +798,17 @@ static int get_blob(struct conn *c, const char *digest, uint64_t size, const cha
     r = failf("rename %s: %s", part, strerror(errno));
   if (r < 0 && !fifo)
     unlink(part);
+  /* An empty one is worth nothing to the next pull. */
+  struct stat st;
+  if (b.keep_fd >= 0 && fstat(b.keep_fd, &st) == 0 && st.st_size == 0)
+    drop_keep(&b);
+  if (b.keep_fd >= 0)
+    close(b.keep_fd);
   free(b.errbuf);
   response_free(&resp);
   free(url);
   free(part);
+  free(keep);
   free(final);
   return r;
 }
@@ -675,12 +890,19 @@ static int fetch_image(struct conn *c, const char *ref, const char *want_digest)
     r = write_file(path, index, strlen(index));
     free(index);
   }
-  /* A FIFO for each layer to fetch, then the runtime may start reading them in order. */
+  /* A FIFO for each layer to fetch, then the runtime may start reading them in order. Each
+   * FIFO made is served, even if the layer reaches the store meanwhile: the import, which
+   * decides what it reads once it starts, may be waiting on it (when it reads none, it stops
+   * this client once it is done). */
+  bool *fifo = xmalloc((n + 1) * sizeof(bool));
   for (size_t i = 0; r == 0 && i < n; i++) {
     const char *d = str_of(json_object_array_get_idx(layers, i), "digest");
     free(path);
     path = xasprintf("%s/blobs/sha256/%s", opt.dest, d + 7);
-    if (!have_layer(d) && mkfifo(path, 0600) < 0 && errno != EEXIST)
+    fifo[i] = !have_layer(d);
+    if (!fifo[i])
+      remove_done_partial(d);
+    else if (mkfifo(path, 0600) < 0 && errno != EEXIST)
       r = failf("mkfifo %s: %s", path, strerror(errno));
   }
   if (r == 0 && opt.ready_fd >= 0) {
@@ -696,7 +918,7 @@ static int fetch_image(struct conn *c, const char *ref, const char *want_digest)
     bool again = false;
     for (size_t k = 0; k < i; k++)
       again |= strcmp(str_of(json_object_array_get_idx(layers, k), "digest"), d) == 0;
-    if (again || have_layer(d))
+    if (again || !fifo[i])
       continue;
     uint64_t size =
         json_object_object_get_ex(l, "size", &sz) ? (uint64_t)json_object_get_int64(sz) : 0;
@@ -704,6 +926,7 @@ static int fetch_image(struct conn *c, const char *ref, const char *want_digest)
     r = get_blob(c, d, size, label, true);
     free(label);
   }
+  free(fifo);
   free(path);
   json_object_put(j);
   free(doc);
@@ -819,6 +1042,8 @@ static int parse_args(int argc, char **argv)
       opt.authfile = argv[++i];
     } else if (strcmp(a, "--have") == 0 && next) {
       opt.have = argv[++i];
+    } else if (strcmp(a, "--partials") == 0 && next) {
+      opt.partials = argv[++i];
     } else if (strcmp(a, "--error-fd") == 0 && next) {
       opt.error_fd = atoi(argv[++i]);
     } else if (strcmp(a, "--ready-fd") == 0 && next) {
@@ -848,6 +1073,9 @@ int main(int argc, char **argv)
   const char *rate = getenv("ROOTLESSRT_PULL_MAX_RATE");
   if (rate && *rate)
     opt.max_rate = (curl_off_t)strtoll(rate, NULL, 10);
+  const char *delay = getenv("ROOTLESSRT_PULL_FIFO_DELAY_MS");
+  if (delay && *delay)
+    opt.fifo_delay_ms = strtol(delay, NULL, 10);
   int r = parse_args(argc, argv);
   if (r == 0 && curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
     r = failf("curl_global_init failed");

@@ -162,52 +162,57 @@ static char *strip_gid_option(const char *data)
   return rrt_opts_without(data, gid);
 }
 
+/* The recursive mount flags, each with the option that sets it and the one that clears it. */
+static const struct {
+  const char *on, *off;
+  uint64_t flag;
+} recursive_flags[] = {
+    {"rro", "rrw", MOUNT_ATTR_RDONLY},
+    {"rnosuid", "rsuid", MOUNT_ATTR_NOSUID},
+    {"rnodev", "rdev", MOUNT_ATTR_NODEV},
+    {"rnoexec", "rexec", MOUNT_ATTR_NOEXEC},
+    {"rnodiratime", "rdiratime", MOUNT_ATTR_NODIRATIME},
+    {"rnosymfollow", "rsymfollow", MOUNT_ATTR_NOSYMFOLLOW},
+};
+
+/* The atime mode is one field: each of these options sets it whole. */
+static const struct {
+  const char *name;
+  uint64_t mode;
+} recursive_atime[] = {
+    {"rnoatime", MOUNT_ATTR_NOATIME},        {"rstrictatime", MOUNT_ATTR_STRICTATIME},
+    {"rrelatime", MOUNT_ATTR_RELATIME},      {"ratime", MOUNT_ATTR_RELATIME},
+    {"rnorelatime", MOUNT_ATTR_STRICTATIME}, {"rnostrictatime", MOUNT_ATTR_RELATIME},
+};
+
+/* Adds one option to attr when it is a recursive one; a later option wins over an earlier. */
+static void add_recursive_attr(const char *opt, struct mount_attr *attr)
+{
+  for (size_t j = 0; j < sizeof(recursive_flags) / sizeof(recursive_flags[0]); j++) {
+    uint64_t f = recursive_flags[j].flag;
+    if (strcmp(opt, recursive_flags[j].on) == 0) {
+      attr->attr_set |= f;
+      attr->attr_clr &= ~f;
+    } else if (strcmp(opt, recursive_flags[j].off) == 0) {
+      attr->attr_clr |= f;
+      attr->attr_set &= ~f;
+    }
+  }
+  for (size_t j = 0; j < sizeof(recursive_atime) / sizeof(recursive_atime[0]); j++)
+    if (strcmp(opt, recursive_atime[j].name) == 0) {
+      attr->attr_set = (attr->attr_set & ~(uint64_t)MOUNT_ATTR__ATIME) | recursive_atime[j].mode;
+      attr->attr_clr |= MOUNT_ATTR__ATIME;
+    }
+}
+
 /* rro, rnosuid, ...: mount_setattr(AT_RECURSIVE) over the whole new tree. "ro" is mount(2)'s
  * flag and applies to the top mount only, also on an rbind (config.md): "rro" is the recursive
  * one. */
 static int apply_recursive_attrs(int rootfd, const struct rrt_mount *m, struct rrt_error *err)
 {
-  static const struct {
-    const char *name;
-    uint64_t set, clr;
-  } defs[] = {
-      {"rro", MOUNT_ATTR_RDONLY, 0},
-      {"rrw", 0, MOUNT_ATTR_RDONLY},
-      {"rnosuid", MOUNT_ATTR_NOSUID, 0},
-      {"rsuid", 0, MOUNT_ATTR_NOSUID},
-      {"rnodev", MOUNT_ATTR_NODEV, 0},
-      {"rdev", 0, MOUNT_ATTR_NODEV},
-      {"rnoexec", MOUNT_ATTR_NOEXEC, 0},
-      {"rexec", 0, MOUNT_ATTR_NOEXEC},
-      {"rnodiratime", MOUNT_ATTR_NODIRATIME, 0},
-      {"rdiratime", 0, MOUNT_ATTR_NODIRATIME},
-      {"rnosymfollow", MOUNT_ATTR_NOSYMFOLLOW, 0},
-      {"rsymfollow", 0, MOUNT_ATTR_NOSYMFOLLOW},
-      /* The atime mode is one field: clearing any of it resets it whole. */
-      {"rnoatime", MOUNT_ATTR_NOATIME, MOUNT_ATTR__ATIME},
-      {"rstrictatime", MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME},
-      {"rrelatime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME},
-      {"ratime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME},
-      {"rnorelatime", MOUNT_ATTR_STRICTATIME, MOUNT_ATTR__ATIME},
-      {"rnostrictatime", MOUNT_ATTR_RELATIME, MOUNT_ATTR__ATIME},
-  };
   struct mount_attr attr = {0};
   for (size_t i = 0; i < m->options.n && m->options.v[i]; i++)
-    for (size_t j = 0; j < sizeof(defs) / sizeof(defs[0]); j++) {
-      const char *opt = m->options.v[i];
-      if (strcmp(opt, defs[j].name) != 0)
-        continue;
-      if (defs[j].clr == MOUNT_ATTR__ATIME) {
-        attr.attr_set = (attr.attr_set & ~(uint64_t)MOUNT_ATTR__ATIME) | defs[j].set;
-        attr.attr_clr |= MOUNT_ATTR__ATIME;
-      } else if (defs[j].set) {
-        attr.attr_set |= defs[j].set;
-        attr.attr_clr &= ~defs[j].set;
-      } else {
-        attr.attr_clr |= defs[j].clr;
-        attr.attr_set &= ~defs[j].clr;
-      }
-    }
+    add_recursive_attr(m->options.v[i], &attr);
   if (!attr.attr_set && !attr.attr_clr)
     return 0;
   cleanup_close int fd = rrt_open_in_root(rootfd, m->destination, RRT_CREATE_NONE, err);
@@ -623,9 +628,13 @@ static int open_dev_null(int rootfd, struct rrt_error *err)
   return steal_fd(&fd);
 }
 
-static int mask_paths(int rootfd, const struct rrt_strv *paths, struct rrt_error *err)
+/* Calls fn with each of paths (the config's list `what`) that the rootfs has, opened; a path it
+ * does not have (ENOENT, ENOTDIR) has nothing to hide or protect. An error names the entry. */
+static int each_listed_path(int rootfd, const struct rrt_strv *paths, const char *what,
+                            int (*fn)(int rootfd, const char *p, int fd, void *arg,
+                                      struct rrt_error *err),
+                            void *arg, struct rrt_error *err)
 {
-  cleanup_close int devnull = -1;
   for (size_t i = 0; i < paths->n && paths->v[i]; i++) {
     const char *p = paths->v[i];
     cleanup_close int fd = rrt_open_in_root(rootfd, p, RRT_CREATE_NONE, err);
@@ -633,38 +642,41 @@ static int mask_paths(int rootfd, const struct rrt_strv *paths, struct rrt_error
       rrt_error_clear(err);
       continue;
     }
-    if (fd < 0)
-      return rrt_error_wrap(err, "linux.maskedPaths[%zu] (%s)", i, p);
-    struct stat st;
-    if (fstat(fd, &st) < 0)
-      return rrt_error_errno(err, "linux.maskedPaths[%zu] (%s): stat", i, p);
-    int r;
-    if (S_ISDIR(st.st_mode)) {
-      r = rrt_mask_dir(fd, err);
-    } else {
-      if (devnull < 0)
-        devnull = open_dev_null(rootfd, err);
-      r = devnull < 0 ? -1 : rrt_bind_tree(rootfd, p, devnull, fd, true, err);
-    }
-    if (r < 0)
-      return rrt_error_wrap(err, "linux.maskedPaths[%zu] (%s)", i, p);
+    if (fd < 0 || fn(rootfd, p, fd, arg, err) < 0)
+      return rrt_error_wrap(err, "%s[%zu] (%s)", what, i, p);
   }
   return 0;
 }
 
+/* A masked directory gets an empty read-only tmpfs, anything else /dev/null (opened once, in
+ * *devnull) bound over it. */
+static int mask_one(int rootfd, const char *p, int fd, void *devnull_fd, struct rrt_error *err)
+{
+  int *devnull = devnull_fd;
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return rrt_error_errno(err, "stat");
+  if (S_ISDIR(st.st_mode))
+    return rrt_mask_dir(fd, err);
+  if (*devnull < 0)
+    *devnull = open_dev_null(rootfd, err);
+  return *devnull < 0 ? -1 : rrt_bind_tree(rootfd, p, *devnull, fd, true, err);
+}
+
+static int mask_paths(int rootfd, const struct rrt_strv *paths, struct rrt_error *err)
+{
+  cleanup_close int devnull = -1;
+  return each_listed_path(rootfd, paths, "linux.maskedPaths", mask_one, &devnull, err);
+}
+
+static int readonly_one(int rootfd, const char *p, int fd, void *arg, struct rrt_error *err)
+{
+  return rrt_bind_tree(rootfd, p, fd, fd, true, err);
+}
+
 static int readonly_paths(int rootfd, const struct rrt_strv *paths, struct rrt_error *err)
 {
-  for (size_t i = 0; i < paths->n && paths->v[i]; i++) {
-    const char *p = paths->v[i];
-    cleanup_close int fd = rrt_open_in_root(rootfd, p, RRT_CREATE_NONE, err);
-    if (fd < 0 && (err->errnum == ENOENT || err->errnum == ENOTDIR)) {
-      rrt_error_clear(err);
-      continue;
-    }
-    if (fd < 0 || rrt_bind_tree(rootfd, p, fd, fd, true, err) < 0)
-      return rrt_error_wrap(err, "linux.readonlyPaths[%zu] (%s)", i, p);
-  }
-  return 0;
+  return each_listed_path(rootfd, paths, "linux.readonlyPaths", readonly_one, NULL, err);
 }
 
 static int propagation_flags(const char *name, unsigned long *out)

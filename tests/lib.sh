@@ -447,6 +447,59 @@ subid_range() {
   awk -F: -v a="$me" -v b="$uid" '($1 == a || $1 == b) && $3 > 0 {print $2, $3; exit}' "$1" 2>/dev/null
 }
 
+# ---------------------------------------------------------------- preambles several files share
+
+# use_store: an image store for the desktop `run` at $STORE ($T_WORK/store), used through drun;
+# at exit what it holds is removed through the runtime (an unpack's leftover tmp/ as the user's
+# root in a user namespace: it may hold files of other owners), then the usual cleanup.
+use_store() {
+  STORE=$T_WORK/store
+  trap store_cleanup EXIT
+}
+store_cleanup() {
+  local n
+  for n in "$STORE"/containers/* "$STORE"/layers/sha256/* "$STORE"/tmp/*; do
+    [ -e "$n" ] && rrt store --storage "$STORE" rm "$(basename "$n")" >/dev/null 2>&1
+  done
+  [ -d "$STORE/tmp" ] && unshare -r --map-auto rm -rf "$STORE/tmp" 2>/dev/null
+  _cleanup
+}
+drun() { rrt run --storage "$STORE" "$@"; }
+
+# own_cgroup_dir: our own cgroup v2 directory: /proc/self/cgroup "0::/path" under the cgroup2
+# mount (nothing printed, status 1, without one).
+own_cgroup_dir() {
+  local cg mnt
+  cg=$(sed -n 's/^0:://p' /proc/self/cgroup)
+  mnt=$(awk '$9 == "cgroup2" && $4 == "/" {print $5; exit}' /proc/self/mountinfo)
+  [ -n "$cg" ] && [ -n "$mnt" ] && printf '%s%s\n' "$mnt" "${cg%/}"
+}
+
+# need_cgroup_v1 N CONTROLLER...: for the root-only cgroup v1 files: unless this is real root on
+# a legacy or hybrid host with each CONTROLLER's hierarchy at $V1/CONTROLLER, all N tests are
+# skipped, saying why, and the file ends.
+V1=/sys/fs/cgroup
+need_cgroup_v1() {
+  local n=$1 c
+  shift
+  if ! real_root; then
+    skip "cgroup v1 is for real root only; this runs as uid $(id -u)" "$n"
+    done_testing
+  fi
+  for c in "$@"; do
+    if ! awk -v c="$c" '$9 == "cgroup" && $5 == "/sys/fs/cgroup/" c {f = 1} END {exit !f}' /proc/self/mountinfo; then
+      skip "no cgroup v1 $c controller at $V1/$c: not a legacy or hybrid host" "$n"
+      done_testing
+    fi
+  done
+}
+
+# remove_v1_tree TOP: the v1 cgroup directories TOP and below, in every controller: the parents
+# the runtime made for a cgroupsPath stay (as with runc), the test removes them.
+remove_v1_tree() {
+  find "$V1" -depth -type d \( -path "*/$1/*" -o -name "$1" \) -exec rmdir {} \; 2>/dev/null
+}
+
 # ---------------------------------------------------------------- cleanup
 
 _cleanup() {

@@ -139,6 +139,9 @@ engine docker docker.sh
 # Rootless podman with --cgroup-manager=systemd beside a real systemd --user manager (started by
 # tests/helper/systemd-user.sh; skipped with the reason without podman or systemd).
 engine podman-systemd podman-systemd.sh
+# The hostile images of t-image-hostile.sh fed to rootless podman (its own runtime, a private
+# store) and to rootlessrt, class by class; the table of what each did (skipped without podman).
+engine podman-hostile podman-hostile.sh
 
 if [ "$skip" -gt 0 ]; then
   echo "$pass passed, $fail failed, $skip skipped"

@@ -104,6 +104,29 @@ const char *rrt_cgroup_v1_name(enum rrt_cg_v1 c);
  */
 int rrt_cgroup_create(const struct rrt_cgroup_opts *o, pid_t init, struct rrt_cgroup *cg,
                       struct rrt_error *err);
+/* init 0 (cgroupfs only, not systemd): made and limited, nothing moved in; init joins itself. */
+
+/*
+ * Joining without a migration by another process. A write of another process's pid to
+ * cgroup.procs takes the kernel's global threadgroup lock for writing, whose first taker in a
+ * while waits for an RCU grace period (7-14 ms on this 2-CPU virtual machine, most of a root
+ * create). Two ways in do not take it: clone3(CLONE_INTO_CGROUP) starts the child in the v2
+ * directory, and a single-threaded process that writes "0" (itself) to a v1 hierarchy's
+ * `tasks` file moves alone. Needs the rights of real root in the initial user namespace.
+ */
+struct rrt_cgroup_join {
+  int v2_fd;                   /* the cgroup2 directory (O_CLOEXEC), or -1 */
+  char *v2_procs;              /* its cgroup.procs: the way in when the clone3 is refused */
+  char *v1_tasks[RRT_CG_V1_N]; /* each distinct v1 directory's tasks file, or NULL */
+};
+int rrt_cgroup_join_prepare(const struct rrt_cgroup *cg, struct rrt_cgroup_join *j,
+                            struct rrt_error *err);
+void rrt_cgroup_join_free(struct rrt_cgroup_join *j);
+/* fork(), the child starting in j's v2 directory (*in_v2) when the kernel takes
+ * CLONE_INTO_CGROUP (5.7); otherwise a plain fork and *in_v2 false. */
+pid_t rrt_cgroup_fork_into(const struct rrt_cgroup_join *j, bool *in_v2);
+/* In the process that joins (single-threaded): every v1 directory, and v2 unless in_v2. */
+int rrt_cgroup_join_self(const struct rrt_cgroup_join *j, bool in_v2, struct rrt_error *err);
 
 /* The caller's own cgroup v2 directory through the cgroup2 mount it sees (malloc'd), or NULL. */
 char *rrt_cgroup_own_dir(void);

@@ -5,8 +5,10 @@
 #include <getopt.h>
 #include <stdbool.h>
 
+#include "rootlessrt/cgroup.h"
 #include "rootlessrt/container.h"
 #include "rootlessrt/error.h"
+#include "rootlessrt/exec.h"
 
 /* argv[0] is the verb. Returns the exit status (>= 0) or -1 with err set. */
 typedef int (*rrt_cmd_fn)(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
@@ -36,6 +38,20 @@ int rrt_cmd_features(const struct rrt_global *g, int argc, char **argv, struct r
 
 /* Shared by the verbs: exactly one positional argument, the container id. */
 int rrt_cmd_one_id(int argc, char **argv, int first, const char **id, struct rrt_error *err);
+/* The container a cgroup verb (pause, resume, update) acts on: its state, locked until freed,
+ * and its cgroup. Declared with cleanup_cgroup_target and RRT_CMD_CGROUP_TARGET_INIT. */
+struct rrt_cmd_cgroup_target {
+  struct rrt_live l;
+  struct rrt_cgroup cg;
+};
+#define RRT_CMD_CGROUP_TARGET_INIT                                                                 \
+  {                                                                                                \
+    .l = {.dirfd = -1 }                                                                            \
+  }
+int rrt_cmd_cgroup_target_load(const struct rrt_global *g, const char *id,
+                               struct rrt_cmd_cgroup_target *t, struct rrt_error *err);
+void rrt_cmd_cgroup_target_free(struct rrt_cmd_cgroup_target *t);
+#define cleanup_cgroup_target __attribute__((cleanup(rrt_cmd_cgroup_target_free)))
 /* getopt_long, for every verb's flag parsing. Under the hidden `rootlessrt --list-flags VERB`
  * (rrt_cmd_listing set: the tests and shell completions read it) it prints the verb's flags
  * instead, one a line ("--bundle -b arg", "--quiet -q none"), and exits 0. */

@@ -13,6 +13,8 @@
 
 #define RRT_MAX_JOIN 8
 
+struct rrt_cgroup_join;
+
 struct rrt_init_args {
   /* The runtime's CPU when it cloned us, and the CPUs we may use: the namespaces are made on
    * another one while the runtime starts newuidmap and newgidmap (-1: no hint). */
@@ -40,6 +42,10 @@ struct rrt_init_args {
   int resolv_fd; /* RRT_SYNC_RESOLV: its clone, for when init cannot open the path; else -1 */
   const char *seccomp_cache;
   const struct rrt_hostfds *hostfds; /* real root with a user namespace: see hostfds.h */
+  /* Real root without a user namespace: the container's cgroups, made already, which init
+   * joins itself (cgroup.h, rrt_cgroup_join); NULL: the runtime moves init in. */
+  const struct rrt_cgroup_join *cg_join;
+  bool cg_in_v2; /* the child is init and was cloned into the v2 directory already */
 };
 
 /* Runs in the cloned child; never returns. Failures travel to the runtime

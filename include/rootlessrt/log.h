@@ -24,6 +24,12 @@ void rrt_log_file(enum rrt_log_level level, const char *fmt, ...)
 #define rrt_info(...) rrt_log(RRT_LOG_INFO, __VA_ARGS__)
 #define rrt_debug(...) rrt_log(RRT_LOG_DEBUG, __VA_ARGS__)
 bool rrt_log_debug_enabled(void);
+/* --debug: where the time goes. One debug line "T ms (+D): WHAT", T since rrt_phase_start (main
+ * calls it first thing) on CLOCK_MONOTONIC, D since this process's previous phase. */
+void rrt_phase_start(void);
+/* Before an execve of ourselves (the sealed copy): the origin goes along. */
+void rrt_phase_export(void);
+void rrt_phase(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 bool rrt_log_json(void);
 /* The log file's fd (O_APPEND, O_CLOEXEC) or -1: hooks' output goes there. */
 int rrt_log_fd(void);

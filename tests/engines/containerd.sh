@@ -15,6 +15,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # shellcheck source=tap.sh
 source "$here/tap.sh"
+# shellcheck source=daemon.sh
+source "$here/daemon.sh"
 
 # ---------------------------------------------------------------- the outer harness (root)
 
@@ -25,14 +27,12 @@ outer() {
     exit 2
   }
   if [ "$(id -u)" -ne 0 ] || [ "$(awk 'NR == 1 {print $3}' /proc/self/uid_map)" != 4294967295 ]; then
-    echo "containerd: skipped (needs real root to start containerd)"
-    N_SKIP=1 && summary containerd && exit 0
+    skip_suite containerd "needs real root to start containerd"
   fi
   local c
   for c in containerd ctr containerd-shim-runc-v2; do
     command -v "$c" >/dev/null 2>&1 || {
-      echo "containerd: skipped ($c is not installed; contrib/install-deps.sh installs it as root)"
-      N_SKIP=1 && summary containerd && exit 0
+      skip_suite containerd "$c is not installed; contrib/install-deps.sh installs it as root"
     }
   done
   work=$(mktemp -d /tmp/rrt-ctrd.XXXXXX) || exit 2
@@ -42,7 +42,7 @@ outer() {
   cp "$runtime" "$work/bin/rootlessrt" || exit 2
   [ -x "$(dirname "$runtime")/rootlessrt-net" ] && cp "$(dirname "$runtime")/rootlessrt-net" "$work/bin/"
   [ -x "$(dirname "$runtime")/ptyrun" ] && cp "$(dirname "$runtime")/ptyrun" "$work/bin/"
-  cp "$here/containerd.sh" "$here/tap.sh" "$work/bin/" || exit 2
+  cp "$here/containerd.sh" "$here/tap.sh" "$here/daemon.sh" "$work/bin/" || exit 2
   if ! bash "$here/oci-image.sh" "$work/image.tar" docker.io/rrt/busybox:test >"$work/image.log" 2>&1; then
     fail "build the OCI image" "$(cat "$work/image.log")"
     summary containerd
@@ -101,14 +101,11 @@ outer_cleanup() {
 }
 
 add_counts() { # add_counts SUMMARY-LINE MODE
-  local n
   if [ -z "$1" ]; then
     fail "$2: the scenarios printed no summary"
     return
   fi
-  n=$(sed -n 's/.* \([0-9]*\) passed.*/\1/p' <<<"$1") && N_PASS=$((N_PASS + n))
-  n=$(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$1") && N_FAIL=$((N_FAIL + n))
-  n=$(sed -n 's/.* \([0-9]*\) skipped.*/\1/p' <<<"$1") && N_SKIP=$((N_SKIP + n))
+  add_summary "$1"
 }
 
 case ${1:-} in
@@ -156,18 +153,23 @@ POD_CG_TOP=rrt-kubepods-$$
 trap inner_cleanup EXIT
 
 ctr_() { timeout -k 5 60 ctr --address "$W/c.sock" "$@"; }
-# crun_ ID [CTR-RUN-FLAGS...] -- CMD...: ctr run with this runtime, no network but loopback
-crun_() {
-  local id=$1
-  local -a flags=()
-  shift
+# split_args [FLAGS...] -- CMD...: fills the caller's arrays flags (the words before --) and cmd.
+split_args() {
   while [ $# -gt 0 ] && [ "$1" != -- ]; do
     flags+=("$1")
     shift
   done
   shift
+  cmd=("$@")
+}
+# crun_ ID [CTR-RUN-FLAGS...] -- CMD...: ctr run with this runtime, no network but loopback
+crun_() {
+  local id=$1
+  local -a flags=() cmd=()
+  shift
+  split_args "$@"
   ctr_ run --runtime io.containerd.runc.v2 --runc-binary "$RRT" --runc-root "$RUNC_ROOT" \
-    --fifo-dir "$W/fifo" "${CG_FLAGS[@]}" "${flags[@]}" "$IMG" "$id" "$@"
+    --fifo-dir "$W/fifo" "${CG_FLAGS[@]}" "${flags[@]}" "$IMG" "$id" "${cmd[@]}"
 }
 # Rootless on a host whose controllers are cgroup v1, as nerdctl's cgroup manager "none" does:
 # no cgroupsPath (the runtime uses a cgroup below its own, delegated one, for pause) and no
@@ -179,14 +181,10 @@ fi
 # cexec_ ID [CTR-EXEC-FLAGS...] -- CMD...
 cexec_() {
   local id=$1
-  local -a flags=()
+  local -a flags=() cmd=()
   shift
-  while [ $# -gt 0 ] && [ "$1" != -- ]; do
-    flags+=("$1")
-    shift
-  done
-  shift
-  ctr_ task exec --fifo-dir "$W/fifo" "${flags[@]}" "$id" "$@"
+  split_args "$@"
+  ctr_ task exec --fifo-dir "$W/fifo" "${flags[@]}" "$id" "${cmd[@]}"
 }
 task_pid() { ctr_ task ls 2>/dev/null | awk -v id="$1" '$1 == id {print $2}'; }
 task_status() { ctr_ task ls 2>/dev/null | awk -v id="$1" '$1 == id {print $3}'; }
@@ -211,27 +209,8 @@ if [ "$mode" = rootless ] && [ -L /run/containerd ]; then
   rm -f /run/containerd
 fi
 mkdir -p "$W/root" "$W/state" "$W/fifo" "$RUNC_ROOT"
-cat >"$W/config.toml" <<EOF
-version = 2
-root = "$W/root"
-state = "$W/state"
-disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.btrfs",
-  "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.aufs",
-  "io.containerd.snapshotter.v1.devmapper", "io.containerd.internal.v1.opt",
-  "io.containerd.tracing.processor.v1.otlp"]
-[grpc]
-  address = "$W/c.sock"
-[ttrpc]
-  address = "$W/c.sock.ttrpc"
-EOF
-containerd --config "$W/config.toml" >"$W/containerd.log" 2>&1 &
-ctrd_pid=$!
-for _ in $(seq 200); do
-  ctr_ version >/dev/null 2>&1 && break
-  kill -0 "$ctrd_pid" 2>/dev/null || break
-  sleep 0.1
-done
-if ! ctr_ version >/dev/null 2>&1; then
+containerd_config "$W" io.containerd.grpc.v1.cri io.containerd.internal.v1.opt >"$W/config.toml"
+if ! start_containerd "$W"; then
   fail "containerd starts" "$(tail -n 20 "$W/containerd.log")"
   summary "$mode"
   exit 1

@@ -13,6 +13,8 @@ export LC_ALL=C
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tap.sh
 source "$here/tap.sh"
+# shellcheck source=daemon.sh
+source "$here/daemon.sh"
 
 if [ "${1:-}" != --inner ]; then
   [ $# -eq 1 ] || {
@@ -21,18 +23,15 @@ if [ "${1:-}" != --inner ]; then
   }
   runtime=$(readlink -f "$1") || exit 2
   if [ "$(id -u)" -ne 0 ] || [ "$(awk 'NR == 1 {print $3}' /proc/self/uid_map)" != 4294967295 ]; then
-    echo "cri: skipped (needs real root to start containerd)"
-    N_SKIP=1 && summary cri && exit 0
+    skip_suite cri "needs real root to start containerd"
   fi
   for c in containerd containerd-shim-runc-v2 unshare; do
     command -v "$c" >/dev/null 2>&1 || {
-      echo "cri: skipped ($c is not installed; contrib/install-deps.sh installs it as root)"
-      N_SKIP=1 && summary cri && exit 0
+      skip_suite cri "$c is not installed; contrib/install-deps.sh installs it as root"
     }
   done
   /usr/bin/python3 -c 'import grpc' 2>/dev/null || {
-    echo "cri: skipped (python3-grpcio is not installed; contrib/install-deps.sh installs it as root)"
-    N_SKIP=1 && summary cri && exit 0
+    skip_suite cri "python3-grpcio is not installed; contrib/install-deps.sh installs it as root"
   }
   exec unshare -m --propagation private bash "$here/cri.sh" --inner "$runtime"
 fi
@@ -68,17 +67,9 @@ restrict=false
 if [ $((0x$(awk '/^CapBnd:/ {print $2}' /proc/self/status) >> 24 & 1)) -eq 0 ]; then
   restrict=true
 fi
-cat >"$W/config.toml" <<TOML
-version = 2
-root = "$W/root"
-state = "$W/state"
-disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
-  "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.devmapper",
-  "io.containerd.tracing.processor.v1.otlp"]
-[grpc]
-  address = "$W/c.sock"
-[ttrpc]
-  address = "$W/c.sock.ttrpc"
+{
+  containerd_config "$W"
+  cat <<TOML
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "docker.io/rrt/pause:test"
   stream_server_address = "127.0.0.1"
@@ -106,15 +97,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
         BinaryName = "$(command -v runc || echo /usr/sbin/runc)"
         Root = "$W/runc-runc"
 TOML
-containerd --config "$W/config.toml" >"$W/containerd.log" 2>&1 &
-ctrd_pid=$!
+} >"$W/config.toml"
 ctr_() { timeout -k 5 60 ctr --address "$W/c.sock" -n k8s.io "$@"; }
-for _ in $(seq 200); do
-  ctr_ version >/dev/null 2>&1 && break
-  kill -0 "$ctrd_pid" 2>/dev/null || break
-  sleep 0.1
-done
-if ! ctr_ version >/dev/null 2>&1; then
+if ! start_containerd "$W"; then
   fail "containerd with its CRI plugin starts" "$(tail -n 20 "$W/containerd.log")"
   summary cri
   exit 1
@@ -148,9 +133,7 @@ line=$(printf '%s\n' "$out" | grep -E '^cri: [0-9]+ passed' | tail -n 1)
 if [ -z "$line" ]; then
   fail "cri.py printed no summary (exit status $rc)" "$(tail -n 20 "$W/containerd.log")"
 else
-  N_PASS=$((N_PASS + $(sed -n 's/.* \([0-9]*\) passed.*/\1/p' <<<"$line")))
-  N_FAIL=$((N_FAIL + $(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$line")))
-  N_SKIP=$((N_SKIP + $(sed -n 's/.* \([0-9]*\) skipped.*/\1/p' <<<"$line")))
+  add_summary "$line"
   if [ "$(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$line")" != 0 ]; then
     echo "# containerd's log (tail):"
     tail -n 30 "$W/containerd.log" | sed 's/^/#   /'

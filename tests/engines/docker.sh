@@ -26,18 +26,15 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # shellcheck source=tap.sh
 source "$here/tap.sh"
+# shellcheck source=daemon.sh
+source "$here/daemon.sh"
 
 # The checks of one mode (29 scenarios, then the leftovers: 5 as root, 4 rootless), for the skips.
 N_ROOT=34 N_ROOTLESS=33
 
 # ---------------------------------------------------------------- the outer harness (root)
 
-skip_all() {
-  echo "docker: skipped ($1)"
-  N_SKIP=$((N_ROOT + N_ROOTLESS))
-  summary docker
-  exit 0
-}
+skip_all() { skip_suite docker "$1" $((N_ROOT + N_ROOTLESS)); }
 
 outer() {
   local runtime
@@ -80,7 +77,7 @@ outer() {
   for h in rootlessrt-net rootlessrt-systemd; do
     [ -x "$(dirname "$runtime")/$h" ] && cp "$(dirname "$runtime")/$h" "$work/bin/"
   done
-  cp "$here/docker.sh" "$here/tap.sh" "$work/bin/" || exit 2
+  cp "$here/docker.sh" "$here/tap.sh" "$here/daemon.sh" "$work/bin/" || exit 2
   if ! bash "$here/oci-image.sh" --docker "$work/image.tar" docker.io/rrt/busybox:test \
     >"$work/image.log" 2>&1; then
     fail "build the image tarball" "$(cat "$work/image.log")"
@@ -110,7 +107,7 @@ docker_rules() {
 # run_inner MODE [PREFIX...]: the scenarios of MODE against the daemon at $work/MODE/d.sock, within
 # the time limit; their lines are printed with "MODE: " before them and counted.
 run_inner() {
-  local mode=$1 out line n
+  local mode=$1 out line
   shift
   out=$(timeout -k 10 "${RRT_DOCKER_TIMEOUT:-240}" "$@" env DOCKER_CLI="$DOCKER_CLI" \
     RT_NAME=rrt RT_BIN="$rt_bin" bash "$work/bin/docker.sh" --inner "$mode" \
@@ -121,20 +118,11 @@ run_inner() {
     fail "$mode: the scenarios printed no summary (killed after ${RRT_DOCKER_TIMEOUT:-240} s?)"
     return
   fi
-  n=$(sed -n 's/.* \([0-9]*\) passed.*/\1/p' <<<"$line") && N_PASS=$((N_PASS + n))
-  n=$(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$line") && N_FAIL=$((N_FAIL + n))
-  n=$(sed -n 's/.* \([0-9]*\) skipped.*/\1/p' <<<"$line") && N_SKIP=$((N_SKIP + n))
+  add_summary "$line"
 }
 
 # wait_daemon DIR PID: until the daemon at DIR/d.sock answers (60 s), or its process is gone.
-wait_daemon() {
-  for _ in $(seq 600); do
-    timeout 5 "$DOCKER_CLI" -H "unix://$1/d.sock" version >/dev/null 2>&1 && return 0
-    kill -0 "$2" 2>/dev/null || return 1
-    sleep 0.1
-  done
-  return 1
-}
+wait_daemon() { wait_answering "$2" 60 timeout 5 "$DOCKER_CLI" -H "unix://$1/d.sock" version; }
 
 # stop_daemon PID: SIGTERM (dockerd stops its containers and its containerd), 30 s, then SIGKILL.
 stop_daemon() {

@@ -18,12 +18,7 @@ N_SCENARIOS=8
 
 # shellcheck source=tap.sh
 source "$here/tap.sh"
-skip_all() {
-  echo "podman-systemd: skipped ($1)"
-  N_SKIP=$N_SCENARIOS
-  summary podman-systemd
-  exit 0
-}
+skip_all() { skip_suite podman-systemd "$1" "$N_SCENARIOS"; }
 
 outer() {
   local runtime sd_user user work
@@ -73,14 +68,12 @@ outer() {
   out=$(timeout -k 10 600 bash "$sd_user" "$user" \
     bash "$dir/podman-systemd.sh" --inner "$dir/$(basename "$runtime")" "$dir/rrt-probe" "$manager" 2>&1)
   printf '%s\n' "$out" | grep -v '^podman-systemd: [0-9]* passed'
-  local line n
+  local line
   line=$(printf '%s\n' "$out" | grep -E '^podman-systemd: [0-9]+ passed' | tail -n 1)
   if [ -z "$line" ]; then
     fail "the scenarios printed no summary"
   else
-    n=$(sed -n 's/.* \([0-9]*\) passed.*/\1/p' <<<"$line") && N_PASS=$((N_PASS + n))
-    n=$(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$line") && N_FAIL=$((N_FAIL + n))
-    n=$(sed -n 's/.* \([0-9]*\) skipped.*/\1/p' <<<"$line") && N_SKIP=$((N_SKIP + n))
+    add_summary "$line"
   fi
   summary podman-systemd
   [ "$N_FAIL" -eq 0 ]

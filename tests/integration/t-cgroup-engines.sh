@@ -6,12 +6,6 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-own_cgroup_dir() {
-  local cg mnt
-  cg=$(sed -n 's/^0:://p' /proc/self/cgroup)
-  mnt=$(awk '$9 == "cgroup2" && $4 == "/" {print $5; exit}' /proc/self/mountinfo)
-  [ -n "$cg" ] && [ -n "$mnt" ] && printf '%s%s\n' "$mnt" "${cg%/}"
-}
 dir=$(own_cgroup_dir)
 # Where the user has a delegated cgroup v2 with the cpu controller, cpu.shares 512 can be applied.
 cpu_delegated=0

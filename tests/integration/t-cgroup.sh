@@ -6,13 +6,6 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-# Our own cgroup v2 directory: /proc/self/cgroup "0::/path" under the cgroup2 mount.
-own_cgroup_dir() {
-  local cg mnt
-  cg=$(sed -n 's/^0:://p' /proc/self/cgroup)
-  mnt=$(awk '$9 == "cgroup2" && $4 == "/" {print $5; exit}' /proc/self/mountinfo)
-  [ -n "$cg" ] && [ -n "$mnt" ] && printf '%s%s\n' "$mnt" "${cg%/}"
-}
 delegated=0
 dir=$(own_cgroup_dir)
 if [ "${RRT_CGROUP_DELEGATED:-0}" = 1 ] && [ -n "$dir" ] && [ -w "$dir" ] && [ -w "$dir/cgroup.procs" ]; then

@@ -7,17 +7,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-STORE=$T_WORK/store
-store_cleanup() {
-  local n
-  for n in "$STORE"/containers/* "$STORE"/layers/sha256/* "$STORE"/tmp/*; do
-    [ -e "$n" ] && rrt store --storage "$STORE" rm "$(basename "$n")" >/dev/null 2>&1
-  done
-  [ -d "$STORE/tmp" ] && unshare -r --map-auto rm -rf "$STORE/tmp" 2>/dev/null
-  _cleanup
-}
-trap store_cleanup EXIT
-drun() { rrt run --storage "$STORE" "$@"; }
+use_store
 
 # ---------------------------------------------------------------- registry image names
 

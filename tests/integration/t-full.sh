@@ -391,7 +391,7 @@ else
     "0 $((need / 4)) $((need / 2)) $((need * 3 / 4)) $((need - 2 * page)) $((need + 16 * page))" 1
   # Densely near the end of the unpack: the last layer's file made, its attribute out of room.
   image_sweep "image unpack, N inodes free" inodes \
-    "0 1 $((inodes / 4)) $((inodes / 2)) $(seq -s ' ' $((inodes - 14)) $((inodes - 4))) $((inodes + 2))" 1
+    "0 1 $((inodes / 4)) $((inodes / 2)) $(seq -s ' ' $((inodes - 20)) $((inodes - 4))) $((inodes + 2))" 1
   has_line "$IMAGE_MSGS" "noted: set user\.rrt\.note: $ENOSPC" \
     "an attribute the disk has no room for fails the unpack (the layer is not committed without it)"
   image_sweep "warm run, N bytes free" bytes "0 $page $((2 * page)) $((3 * page)) $((4 * page)) $((6 * page)) $((8 * page))" 0

@@ -22,7 +22,6 @@ fi
 STORE=$T_WORK/store
 ROOT=$T_WORK/root
 mkdir -p "$ROOT/bin" "$ROOT/tmp" && cp "$PROBE" "$ROOT/bin/rrt-probe" || bail_out "cannot make $ROOT"
-drun() { rrt run --storage "$STORE" "$@"; }
 
 # The host file the attack wants: in the user's home when there is one to write, mode 0600.
 home=$(getent passwd "$(id -un)" | cut -d: -f6)

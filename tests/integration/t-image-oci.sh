@@ -7,27 +7,23 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-STORE=$T_WORK/store
-store_cleanup() {
-  local n
-  for n in "$STORE"/containers/* "$STORE"/layers/sha256/* "$STORE"/tmp/*; do
-    [ -e "$n" ] && rrt store --storage "$STORE" rm "$(basename "$n")" >/dev/null 2>&1
-  done
-  [ -d "$STORE/tmp" ] && unshare -r --map-auto rm -rf "$STORE/tmp" 2>/dev/null
-  _cleanup
-}
-trap store_cleanup EXIT
-drun() { rrt run --storage "$STORE" "$@"; }
+use_store
 
 IMG=$T_WORK/img
 if ! /usr/bin/python3 "$CONTRIB_DIR/mkimage.py" "$IMG" --probe "$PROBE" >"$T_WORK/mkimage.log" 2>&1; then
   diag "$(cat "$T_WORK/mkimage.log")"
   bail_out "contrib/mkimage.py failed"
 fi
-layers_of() { # layers_of LAYOUT: the layer digests (hex), bottom first
-  local m
-  m=$(jq -r '.manifests[0].digest | sub("sha256:"; "")' "$1/index.json")
-  jq -r '.layers[].digest | sub("sha256:"; "")' "$1/blobs/sha256/$m"
+manifest_of() { # manifest_of LAYOUT: the path of its manifest
+  echo "$1/blobs/sha256/$(jq -r '.manifests[0].digest | sub("sha256:"; "")' "$1/index.json")"
+}
+blobs_of() { # blobs_of LAYOUT: the layer blobs' digests (hex), bottom first
+  jq -r '.layers[].digest | sub("sha256:"; "")' "$(manifest_of "$1")"
+}
+layers_of() { # layers_of LAYOUT: the layers' diff_ids (hex, the store's names), bottom first
+  local c
+  c=$(jq -r '.config.digest | sub("sha256:"; "")' "$(manifest_of "$1")")
+  jq -r '.rootfs.diff_ids[] | sub("sha256:"; "")' "$1/blobs/sha256/$c"
 }
 store_snapshot() { (cd "$STORE/layers" && find . -printf '%p %U:%G %m %s %T@\n' | sort | md5sum); }
 
@@ -90,6 +86,70 @@ if [ -n "$sub" ]; then
 else
   skip "no subordinate ids: the store holds only the caller's files"
 fi
+
+# ---------------------------------------------------------------- one layer, one key: its diff_id
+
+K=$T_WORK/kstore
+krun() { rrt run --rm --storage "$K" "$@"; }
+kdirs() { find "$1/layers/sha256" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort | tr '\n' ' '; }
+kstate() { find "$1/layers" "$1/tmp" -mindepth 1 -maxdepth 3 -printf '%p %T@\n' | sort; }
+diffs=$(layers_of "$IMG/oci" | sort | tr '\n' ' ')
+read -r -a blob_a <<<"$(blobs_of "$IMG/oci" | tr '\n' ' ')"
+read -r -a diff_a <<<"$(layers_of "$IMG/oci" | tr '\n' ' ')"
+run krun "oci-archive:$IMG/oci.tar" true
+is "$rc:$(kdirs "$K")" "0:$diffs" "oci-archive (gzip, zstd, plain layers): each stored under its diff_id"
+before=$(kstate "$K")
+run krun "docker-archive:$IMG/docker.tar" true
+is "$rc:$(kdirs "$K")" "0:$diffs" "the same image as docker-archive (plain tars) then: one directory per layer"
+is "$(kstate "$K")" "$before" "... none unpacked again, nothing left in tmp/"
+run rrt store --storage "$K" ls
+has_line "$out" "^layer +${diff_a[0]} +[0-9.]+ (B|KiB|MiB) +diff_id sha256:${diff_a[0]}, blob sha256:${blob_a[0]}\$" \
+  "store ls: a layer's key, its diff_id and the blob it was unpacked from"
+
+# A config whose diff_id for layer 1 is not what that layer's blob decompresses to.
+"$PY" - "$IMG/oci" "$T_WORK/lying" <<'PYEOF'
+import hashlib, json, os, shutil, sys, tarfile
+src, out = sys.argv[1], sys.argv[2]
+shutil.copytree(src, out + "/oci")
+blobs = out + "/oci/blobs/sha256"
+def put(data):
+    d = hashlib.sha256(data).hexdigest()
+    open(os.path.join(blobs, d), "wb").write(data)
+    return d
+idx = json.load(open(out + "/oci/index.json"))
+man = json.load(open(os.path.join(blobs, idx["manifests"][0]["digest"][7:])))
+cfg = json.load(open(os.path.join(blobs, man["config"]["digest"][7:])))
+cfg["rootfs"]["diff_ids"][1] = "sha256:" + hashlib.sha256(b"another tar").hexdigest()
+c = json.dumps(cfg).encode()
+man["config"].update(digest="sha256:" + put(c), size=len(c))
+m = json.dumps(man).encode()
+idx["manifests"][0].update(digest="sha256:" + put(m), size=len(m))
+json.dump(idx, open(out + "/oci/index.json", "w"))
+with tarfile.open(out + "/oci.tar", "w") as t:
+    for name in sorted(os.listdir(out + "/oci")):
+        t.add(os.path.join(out, "oci", name), arcname=name)
+PYEOF
+lie=$(layers_of "$T_WORK/lying/oci" | sed -n 2p)
+run krun "oci-archive:$T_WORK/lying/oci.tar" true
+fails_naming "^rootlessrt: run: oci-archive:$T_WORK/lying/oci.tar: layer 1 \(sha256:${blob_a[1]}\): its uncompressed tar is sha256:${diff_a[1]}, but the config's rootfs.diff_ids\[1\] is sha256:$lie: refused$" \
+  "a config whose diff_id does not match its layer: refused naming the image, the layer and both digests"
+is "$(echo "$err" | wc -l):$(kstate "$K")" "1:$before" "... in one line, nothing left in the store"
+
+# A store made by an earlier version: its OCI layers named by their compressed digests.
+O=$T_WORK/oldstore
+run rrt run --rm --storage "$O" "oci:$IMG/oci" true
+for i in 0 1; do mv "$O/layers/sha256/${diff_a[$i]}" "$O/layers/sha256/${blob_a[$i]}"; done
+rm -rf "$O/layers/blobs"
+old=$(kdirs "$O")
+run rrt run --rm --storage "$O" "oci:$IMG/oci"
+is "$rc:$out:$(kdirs "$O")" "0:entry from-cmd:$old" "an old-layout store still runs, its layers used where they are"
+run rrt store --storage "$O" ls
+has_line "$out" "^layer +${blob_a[0]} +[0-9.]+ (B|KiB|MiB) +\(unpacked by an earlier version" \
+  "store ls says which layers an earlier version named"
+run rrt store --storage "$K" rm "sha256:${diff_a[0]}"
+is "$rc:$(find "$K/layers/blobs/sha256" -name "${blob_a[0]}" | wc -l):$(find "$K/layers/blobs/sha256" -name "${blob_a[1]}" | wc -l)" \
+  "0:0:1" "store rm of a layer forgets the blob recorded for it, and only that one"
+unshare -r --map-auto rm -rf "$K" "$O" 2>/dev/null
 
 # ---------------------------------------------------------------- podman save
 

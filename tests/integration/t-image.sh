@@ -5,17 +5,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-STORE=$T_WORK/store
-# The store's files belong to subordinate ids: removed from inside a user namespace.
-store_cleanup() {
-  local n
-  for n in "$STORE"/containers/* "$STORE"/layers/sha256/*; do
-    [ -e "$n" ] && rrt store --storage "$STORE" rm "$(basename "$n")" >/dev/null 2>&1
-  done
-  _cleanup
-}
-trap store_cleanup EXIT
-drun() { rrt run --storage "$STORE" "$@"; }
+use_store
 
 base=$(mkbundle base true)/rootfs
 echo base >"$base/etc/motd"

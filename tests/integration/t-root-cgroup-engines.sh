@@ -8,23 +8,12 @@
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
 N=40
-if ! real_root; then
-  skip "cgroup v1 is for real root only; this runs as uid $(id -u)" "$N"
-  done_testing
-fi
-V1=/sys/fs/cgroup
-for c in memory cpu cpuset freezer; do
-  if ! awk -v c="$c" '$9 == "cgroup" && $5 == "/sys/fs/cgroup/" c {f = 1} END {exit !f}' /proc/self/mountinfo; then
-    skip "no cgroup v1 $c controller at $V1/$c: not a legacy or hybrid host" "$N"
-    done_testing
-  fi
-done
+need_cgroup_v1 "$N" memory cpu cpuset freezer
 top=rrt-te-$$
-trap 'find "$V1" -depth -type d \( -path "*/$top/*" -o -name "$top" \) -exec rmdir {} \; 2>/dev/null; _cleanup' EXIT
+trap 'remove_v1_tree "$top"; _cleanup' EXIT
 
-b=$(mkbundle ce rrt-probe sleep 1000)
-cfg "$b" '.linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)
-  | .linux.resources = {"blockIO": {"weight": 0}, "cpu": {"shares": 0},
+b=$(rootbundle ce rrt-probe sleep 1000)
+cfg "$b" '.linux.resources = {"blockIO": {"weight": 0}, "cpu": {"shares": 0},
                         "memory": {"limit": 67108864}}
   | .linux.cgroupsPath = $p' --arg p "/$top/docker"
 d=$top/docker

@@ -8,28 +8,14 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=63
-if ! real_root; then
-  skip "cgroup v1 is for real root only; this runs as uid $(id -u)" "$N"
-  done_testing
-fi
-V1=/sys/fs/cgroup
-for c in memory cpu pids freezer; do
-  if ! awk -v c="$c" '$9 == "cgroup" && $5 == "/sys/fs/cgroup/" c {f = 1} END {exit !f}' /proc/self/mountinfo; then
-    skip "no cgroup v1 $c controller at $V1/$c: not a legacy or hybrid host" "$N"
-    done_testing
-  fi
-done
+N=66
+need_cgroup_v1 "$N" memory cpu pids freezer
 
 top=rrt-t-$$
-cleanup_top() { # the parents the runtime made stay (as with runc): the test removes them
-  find "$V1" -depth -type d \( -path "*/$top/*" -o -name "$top" \) -exec rmdir {} \; 2>/dev/null
-}
-trap 'cleanup_top; _cleanup' EXIT
+trap 'remove_v1_tree "$top"; _cleanup' EXIT
 
-b=$(mkbundle cg rrt-probe sleep 1000)
-cfg "$b" '.linux.namespaces |= map(select(.type != "user")) | del(.linux.uidMappings, .linux.gidMappings)
-  | .linux.resources = {"memory": {"limit": 67108864}, "cpu": {"quota": 50000, "period": 100000},
+b=$(rootbundle cg rrt-probe sleep 1000)
+cfg "$b" '.linux.resources = {"memory": {"limit": 67108864}, "cpu": {"quota": 50000, "period": 100000},
                         "pids": {"limit": 20}}
   | .linux.cgroupsPath = $p' --arg p "/$top/abs"
 
@@ -241,6 +227,45 @@ done
 diag "create took ${dur} us; $killed of 16 runs killed"
 is "${bad# }" "" "delete --force removes the cgroup of a create killed at any instant"
 ok "the sweep did kill creates half way" test "$killed" -gt 0
+# ---------------------------------------------------------------- --debug: where create's time goes
+# Each phase of a root create in the log, with its time since the start and its duration.
+cfg "$b" '.linux.cgroupsPath = $p | .linux.resources = {"pids": {"limit": 20}}
+  | .hooks = {"prestart": [{"path": "/bin/true"}],
+  "createContainer": [{"path": "/bin/true"}]}' --arg p "/$top/phases"
+id=$(new_id phases)
+run rrt --debug --log "$T_WORK/phases.log" create -b "$b" "$id"
+is "$rc" 0 "--debug create with a prestart and a createContainer hook"
+missing=""
+for p in "create: running from a sealed copy" "config.json parsed and validated" \
+  "namespaces, network and user namespace planned" "state directory made" \
+  "cgroup: made, limits and device rules written" "clone: child" "init: namespaces" \
+  "init: forked, in the container's cgroups" "state: init recorded" "sync: CONTINUE sent" \
+  "state.json written" "user namespace: none made" "init: sync: CONTINUE received" \
+  "init: rootfs and the config's mounts made" "sync: NS_READY received" "hooks: 1 prestart hook run" \
+  "sync: HOOKS_DONE sent" "init: sync: HOOKS_DONE received" "init: hooks: createContainer run" \
+  "init: pivot_root done" "init: masked and read-only paths done" "sync: CREATED received" \
+  "init: process checked and prepared" "create done"; do
+  grep -F ": $p" "$T_WORK/phases.log" | grep -qE '^debug: +[0-9]+\.[0-9]{3} ms \(\+[0-9]+\.[0-9]{3}\): ' ||
+    missing+=" [$p]"
+done
+is "${missing# }" "" "--debug create logs every phase as 'T ms (+D): WHAT'"
+[ -z "$missing" ] || diag "$(cat "$T_WORK/phases.log")"
+rrt delete -f "$id" >/dev/null 2>&1
+cfg "$b" 'del(.hooks)'
+
+# Without a pid namespace init is the runtime's child itself: it starts in its cgroups too.
+cfg "$b" '.linux.cgroupsPath = $p | .linux.namespaces |= map(select(.type != "pid"))' \
+  --arg p "/$top/nopid"
+id=$(new_id nopid)
+run rrt run -d -b "$b" "$id"
+init=$(state_field "$id" .pid)
+in=""
+for c in memory cpu pids freezer devices; do
+  grep -qx "$init" "$V1/$c/$top/nopid/cgroup.procs" 2>/dev/null && in+=" $c"
+done
+is "$rc:${in# }" "0:memory cpu pids freezer devices" "no pid namespace: init is in every v1 controller"
+rrt delete -f "$id" >/dev/null 2>&1
+cfg "$b" '.linux.namespaces += [{"type": "pid"}]'
 for bad in "a/../b" "sys.slice:p:n" "/"; do
   cfg "$b" '.linux.cgroupsPath = $p' --arg p "$bad"
   id=$(new_id bad)

@@ -10,7 +10,7 @@
 # rrt-test-as: root
 # shellcheck disable=SC2016
 
-N=29
+N=33
 tool=${RRT_SYSTEMD_USER:-}
 user=${RRT_TEST_USER:-rrt-test}
 if [ "${1:-}" != --inner ]; then
@@ -90,6 +90,20 @@ printf '{"memory": {"limit": 100663296}, "cpu": {"period": 0, "quota": 0, "share
 run rrt update -r "$T_WORK/u2.json" "$id"
 is "$rc:$(show "$unit" MemoryMax) $(show "$unit" CPUQuotaPerSecUSec) $(show "$unit" CPUWeight)" \
   "0:100663296 500ms 39" "update with cpu period and quota 0 and Docker's zeros changes MemoryMax only"
+# All or nothing: a cgroupfs write the kernel refuses sets no property (they are set last), and a
+# property systemd refuses puts back the cgroupfs writes made before it.
+printf '{"memory": {"limit": 201326592}, "unified": {"cgroup.max.descendants": "bogus"}}' \
+  >"$T_WORK/u3.json"
+run rrt update -r "$T_WORK/u3.json" "$id"
+like "$rc:$err" '^1:.*unified\.cgroup\.max\.descendants' \
+  "update with a cgroupfs value the kernel refuses fails, naming it"
+is "$(show "$unit" MemoryMax) $(cat "$scope/container/cgroup.max.descendants" 2>/dev/null)" \
+  "100663296 5" "and changes nothing: MemoryMax stays, the file too"
+printf '{"cpu": {"cpus": "9000"}, "unified": {"cgroup.max.descendants": "7"}}' >"$T_WORK/u4.json"
+run rrt update -r "$T_WORK/u4.json" "$id"
+like "$rc:$err" '^1:.*systemd: set the properties' "update with a property systemd refuses fails"
+is "$(cat "$scope/container/cgroup.max.descendants" 2>/dev/null) $(show "$unit" AllowedCPUs)" "5 0" \
+  "and the cgroupfs write made before it is put back"
 run rrt kill --all "$id" KILL
 wait_status "$id" stopped 10
 is "$(status_of "$id")" stopped "kill --all stops it"

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rootlessrt/cgroup.h"
@@ -305,6 +307,55 @@ static void test_none(void)
      "device rules are seen");
 }
 
+/* What init joins with: one tasks file per distinct v1 directory (co-mounted hierarchies share
+ * one), its own pid in cgroup.procs unless it was cloned into the v2 directory. */
+static void test_join(void)
+{
+  static const char *const files[] = {"tasks", "cgroup.procs", NULL};
+  cleanup_free char *v2 = fake_cgroup("join-v2", files);
+  cleanup_free char *cpu = fake_cgroup("join-cpu", files);
+  cleanup_free char *pids = fake_cgroup("join-pids", files);
+  struct rrt_cgroup cg = {0};
+  cg.v2 = v2;
+  cg.v1[RRT_CG_CPU] = cpu;
+  cg.v1[RRT_CG_CPUACCT] = cpu; /* cpu,cpuacct */
+  cg.v1[RRT_CG_PIDS] = pids;
+  struct rrt_cgroup_join j;
+  struct rrt_error err = RRT_ERROR_INIT;
+  is_int(rrt_cgroup_join_prepare(&cg, &j, &err), 0, "join: prepared");
+  ok(j.v2_fd >= 0 && fcntl(j.v2_fd, F_GETFD) == FD_CLOEXEC, "join: the v2 directory, O_CLOEXEC");
+  ok(j.v1_tasks[RRT_CG_CPU] && !j.v1_tasks[RRT_CG_CPUACCT] && j.v1_tasks[RRT_CG_PIDS],
+     "join: a co-mounted hierarchy's directory is joined once");
+  is_int(rrt_cgroup_join_self(&j, true, &err), 0, "join: cloned into v2, moves into v1 itself");
+  cleanup_free char *t1 = content(cpu, "tasks");
+  cleanup_free char *t2 = content(pids, "tasks");
+  cleanup_free char *p1 = content(v2, "cgroup.procs");
+  ok(strcmp(t1, "0") == 0 && strcmp(t2, "0") == 0 && !*p1,
+     "join: \"0\" (itself alone) to each v1 tasks file, v2 left alone (tasks %s %s, procs '%s')",
+     t1, t2, p1);
+  /* A directory that is no cgroup: the clone3 is refused, a plain fork and cgroup.procs. */
+  bool in_v2 = true;
+  pid_t pid = rrt_cgroup_fork_into(&j, &in_v2);
+  if (pid == 0)
+    _exit(in_v2 || rrt_cgroup_join_self(&j, in_v2, NULL) < 0 ? 1 : 0);
+  int st = -1;
+  waitpid(pid, &st, 0);
+  cleanup_free char *p2 = content(v2, "cgroup.procs");
+  char want[32];
+  snprintf(want, sizeof(want), "%d", (int)pid);
+  ok(pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && strcmp(p2, want) == 0,
+     "join: no CLONE_INTO_CGROUP there: fork, and the child writes its pid to cgroup.procs (%s)",
+     p2);
+  rrt_cgroup_join_free(&j);
+  cg.v2 = xasprintf("%s/join-none", tmpdir);
+  is_int(rrt_cgroup_join_prepare(&cg, &j, &err), -1, "join: a v2 directory that is not there");
+  ok(strstr(rrt_error_msg(&err), "join-none") != NULL, "join: the error names it: %s",
+     rrt_error_msg(&err));
+  rrt_error_clear(&err);
+  rrt_cgroup_join_free(&j);
+  free(cg.v2);
+}
+
 int main(void)
 {
   if (!mkdtemp(tmpdir))
@@ -314,6 +365,7 @@ int main(void)
   test_none();
   test_asks();
   test_update_all_or_nothing();
+  test_join();
   cleanup_free char *cmd = xasprintf("rm -rf %s", tmpdir);
   if (system(cmd) != 0)
     printf("# cannot remove %s\n", tmpdir);

@@ -1,28 +1,16 @@
 #!/bin/bash
 # root-setup/t-registry.sh setup|teardown DIR UID GID: (root) a small disk for t-registry.sh's
 # full-disk pull: a tmpfs at DIR/full, 8 MiB, owned by the test user (mode 0700), for an image
-# store that a 24 MiB layer cannot fit in. DIR/env names it. teardown: unmounts it.
+# store that a 24 MiB layer cannot fit in. DIR/env names it, and FULL_RUNS: how many times the
+# full-disk pull runs ($RRT_REGISTRY_FULL_RUNS, default 20). teardown: unmounts it.
 set -u
-action=$1 dir=$2 uid=$3 gid=$4
-
-case $action in
-setup)
-  mkdir -m 0755 "$dir/full" || exit 1
-  mount -t tmpfs -o "size=8m,uid=$uid,gid=$gid,mode=0700" rrt-registry-full "$dir/full" || {
-    echo "root-setup/t-registry: cannot mount a tmpfs at $dir/full" >&2
-    exit 1
-  }
-  echo "FULL_FS=$dir/full" >"$dir/env"
-  chmod 0644 "$dir/env"
-  ;;
-teardown)
-  if mountpoint -q "$dir/full"; then
-    umount "$dir/full" 2>/dev/null || umount -l "$dir/full"
-  fi
+# shellcheck source-path=SCRIPTDIR source=tmpfs-full.sh
+source "$(dirname "$0")/tmpfs-full.sh"
+if [ "${1:-}" = setup ]; then
+  (tmpfs_full t-registry rrt-registry-full size=8m "$@") || exit 1
+  runs=${RRT_REGISTRY_FULL_RUNS:-20}
+  case $runs in '' | *[!0-9]*) runs=20 ;; esac
+  echo "FULL_RUNS=$runs" >>"$2/env"
   exit 0
-  ;;
-*)
-  echo "usage: t-registry.sh setup|teardown DIR UID GID" >&2
-  exit 1
-  ;;
-esac
+fi
+tmpfs_full t-registry rrt-registry-full size=8m "$@"
