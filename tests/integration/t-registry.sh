@@ -530,10 +530,19 @@ partial_of() { echo "$STORE/tmp/partial-sha256-$1"; }
 plog() { grep "^$1 " "$T_WORK/proxy.log"; }
 big_sum=$(cat "$T_WORK/big.sha256")
 # cut_big N: a pull through the proxy whose big layer is cut at N bytes (the partial is then N).
+# Once in about a dozen full CI runs the cut did not take (the pull after it found the layer in
+# the store); what happened is not known yet, so it is shown, and the cut is made once more.
 cut_big() {
-  drop_layer "$bigd"
-  echo "cut $bigl $1" >"$T_WORK/proxy.mode"
-  run pull --tls-verify=false "docker://$P/rrt/bb:big"
+  local try
+  for try in 1 2; do
+    drop_layer "$bigd"
+    echo "cut $bigl $1" >"$T_WORK/proxy.mode"
+    run pull --tls-verify=false "docker://$P/rrt/bb:big"
+    [ "$(stat -c %s "$(partial_of "$bigl")" 2>/dev/null)" = "$1" ] && return 0
+    diag "cut_big $1, try $try: the pull exited $rc, stderr: $err" \
+      "layer in the store: $([ -e "$STORE/layers/sha256/$bigd" ] && echo yes || echo no); tmp/: $(tmp_left)" \
+      "proxy mode now: $(cat "$T_WORK/proxy.mode"); proxy log: $(tail -n 4 "$T_WORK/proxy.log")"
+  done
 }
 # big_runs NAME: the big image through the proxy; its big.bin is what the test wrote.
 big_runs() {
@@ -572,8 +581,12 @@ if wait_until 20 test -s "$T_WORK/proxy.port"; then
 
   cut_big "$N"
   : >"$T_WORK/proxy.mode"
-  # One byte of the kept part changed: only the digest over all of it can tell.
-  printf 'X' | dd of="$(partial_of "$bigl")" bs=1 seek=1000000 conv=notrunc 2>/dev/null
+  # One byte of the kept part changed (inverted: writing a fixed byte left it as it was once in
+  # 256 runs, the layer's bytes being random): only the digest over all of it can tell.
+  "$PY" -c 'import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(1000000); b = f.read(1); f.seek(1000000); f.write(bytes([b[0] ^ 0xff]))' "$(partial_of "$bigl")" ||
+    diag "the partial $(partial_of "$bigl") could not be changed"
   run pull --tls-verify=false "docker://$P/rrt/bb:big"
   fails_naming "^rootlessrt: pull: docker://$P/rrt/bb:big: blob sha256:$bigl: digest mismatch after resuming a partial download at byte $N: the registry and the kept bytes make sha256:[0-9a-f]{64}; the partial download $(partial_of "$bigl") is discarded \(the next pull fetches all of it\)$" \
     "a kept partial download whose digest ends wrong: a clear error"
