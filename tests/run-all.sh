@@ -63,14 +63,14 @@ else
   fi
 fi
 
-# The real client: rootless podman's 71 scenarios (tests/podman/podman-check.sh) with this
+# The real client: rootless podman's 73 scenarios (tests/podman/podman-check.sh) with this
 # runtime, when podman is installed (contrib/install-deps.sh installs it as root). Each scenario
 # counts as one test.
 if [ "${RRT_ASAN:-0}" = 1 ]; then
   echo "podman: skipped (not under the sanitizers: podman's own timeouts are tuned for a normal build)"
   skip=$((skip + 1))
 elif ! command -v podman >/dev/null 2>&1; then
-  echo "podman: skipped (podman is not installed; contrib/install-deps.sh as root installs it for these 71 scenarios)"
+  echo "podman: skipped (podman is not installed; contrib/install-deps.sh as root installs it for these 73 scenarios)"
   skip=$((skip + 1))
 elif [ "$(id -u)" -ne 0 ]; then
   echo "podman: skipped (the podman scenarios need root to set up their user)"
@@ -91,6 +91,7 @@ else
     echo "podman: $line"
     pass=$((pass + $(count passed " $line")))
     fail=$((fail + $(count failed " $line")))
+    skip=$((skip + $(count skipped " $line")))
   fi
   rm -f "$pc_log"
 fi
