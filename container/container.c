@@ -648,9 +648,9 @@ static int send_resolv_conf(struct create_ctx *c, int sync_fd, struct rrt_error 
 }
 
 /* process.oomScoreAdj as real root: written by the runtime into init, blocked and still ours,
- * since init drops CAP_SYS_RESOURCE (needed to lower it) with the container's capabilities
- * before it applies its limits; a value the kernel refuses is an error, as with runc. Init's own
- * write of the same value then passes (the kernel's floor is the value set here). */
+ * since init in a user namespace has no CAP_SYS_RESOURCE (needed to lower it) on the host; a
+ * value the kernel refuses is an error, as with runc. Init writes none itself then
+ * (oom_by_runtime): undumpable in a joined pid namespace, it could not open its own file. */
 static int set_oom_score_adj(const struct rrt_spec *spec, pid_t init, struct rrt_error *err)
 {
   if (!spec->process || !spec->process->has_oom_score_adj || !rrt_host_privileged())
@@ -738,6 +738,7 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   /* The user namespace first, alone: every namespace the child creates
    * afterwards is owned by it, so its owner (this user) can enter them. */
   c->init.runtime_cpu = -1;
+  c->init.oom_by_runtime = rrt_host_privileged(); /* set_oom_score_adj */
   if (c->plan.method == RRT_MAP_HELPERS &&
       sched_getaffinity(0, sizeof(c->init.cpus), &c->init.cpus) == 0 &&
       CPU_COUNT(&c->init.cpus) > 1)

@@ -295,6 +295,10 @@ fail:
 __attribute__((noreturn)) static void join_and_fork(const struct child_args *a)
 {
   struct rrt_error err = RRT_ERROR_INIT;
+  /* While still dumpable, with the runtime's credentials; the process forked below inherits it
+   * (confine.h). */
+  if (rrt_oom_score_adj_apply(a->pspec->process, &err) < 0)
+    goto fail;
   /* Before the first setns: from here on, the container could see us (confine.h). The process
    * forked below inherits it. */
   rrt_confine_undumpable();

@@ -265,6 +265,9 @@ static int enter_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
  * able to signal every process there; the parent stays until the maps are written and exits. */
 static int become_init(struct rrt_init_args *ia, bool joined_pid, struct rrt_error *err)
 {
+  /* Now, while this process is dumpable, and inherited by the fork (confine.h). */
+  if (!ia->oom_by_runtime && rrt_oom_score_adj_apply(ia->spec->process, err) < 0)
+    return -1;
   if (!has_ns(ia, CLONE_NEWPID) && !has_ns(ia, CLONE_NEWTIME)) {
     if (ia->cg_join && rrt_cgroup_join_self(ia->cg_join, ia->cg_in_v2, err) < 0)
       return -1;
