@@ -615,15 +615,49 @@ static bool lists_controller(const char *list, size_t len, enum rrt_cg_v1 c)
   return false;
 }
 
+/* Does a component of path name the parent? */
+static bool has_dotdot(const char *path)
+{
+  for (const char *p = path; (p = strstr(p, "..")) != NULL; p += 2)
+    if ((p == path || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+      return true;
+  return false;
+}
+
+/* Every name of the list "cpu,memory" is a v1 hierarchy the container has a cgroup in. */
+static int check_controllers(const struct rrt_cgroup *cg, const char *spec, size_t len,
+                             struct rrt_error *err)
+{
+  for (const char *p = spec; p < spec + len;) {
+    const char *end = memchr(p, ',', (size_t)(spec + len - p));
+    size_t l = end ? (size_t)(end - p) : (size_t)(spec + len - p);
+    bool known = false;
+    for (int i = 0; i < RRT_CG_V1_N && !known; i++)
+      known = cg->v1[i] && strlen(rrt_cgroup_v1_name((enum rrt_cg_v1)i)) == l &&
+              strncmp(p, rrt_cgroup_v1_name((enum rrt_cg_v1)i), l) == 0;
+    if (!known)
+      return rrt_error_msgf(err, EINVAL,
+                            "exec: --cgroup \"%s\": unknown controller \"%.*s\" (none of the "
+                            "container's cgroup v1 hierarchies)",
+                            spec, (int)l, p);
+    p += l + 1;
+  }
+  return 0;
+}
+
 int rrt_cgroup_narrow(struct rrt_cgroup *cg, const char *spec, struct rrt_error *err)
 {
   const char *colon = strchr(spec, ':');
   const char *path = colon ? colon + 1 : spec;
   size_t list_len = colon ? (size_t)(colon - spec) : 0;
-  if (!*path || path[0] == '/' || strstr(path, "..") || (colon && !list_len))
+  /* As runc joins the path to the container's cgroup: "/" (or "memory:/") is that cgroup
+   * itself, "/sub" its sub-cgroup sub. */
+  while (*path == '/')
+    path++;
+  if ((colon && !list_len) || (colon && strchr(path, ':')) || has_dotdot(path))
     return rrt_error_msgf(err, EINVAL,
                           "exec: --cgroup \"%s\": expected [CONTROLLER[,CONTROLLER]:]PATH, PATH a "
-                          "sub-cgroup of the container's (relative, no \"..\")",
+                          "sub-cgroup of the container's (no \"..\"; / is its own)",
                           spec);
   bool any_v1 = false;
   for (int i = 0; i < RRT_CG_V1_N; i++)
@@ -635,6 +669,10 @@ int rrt_cgroup_narrow(struct rrt_cgroup *cg, const char *spec, struct rrt_error 
                           spec);
   if (!cg->v2 && !any_v1)
     return rrt_error_msgf(err, ENOENT, "exec: --cgroup \"%s\": the container has no cgroup", spec);
+  if (colon && check_controllers(cg, spec, list_len, err) < 0)
+    return -1;
+  if (!*path)
+    return 0;
   char *next_v2 = NULL, *next_v1[RRT_CG_V1_N] = {0};
   int r = 0;
   if (!colon && cg->v2)

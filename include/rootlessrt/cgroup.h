@@ -162,8 +162,10 @@ bool rrt_cgroup_has_freezer(const struct rrt_cgroup *cg);
 
 /* Moves pid (0: the caller) into every one of the container's cgroups. */
 /* exec --cgroup (runc's form): [CONTROLLER[,CONTROLLER]:]PATH, a sub-cgroup of the container's
- * that must exist; without controllers in every hierarchy, with them in those v1 ones (cgroup v2
- * has one hierarchy: a path alone). cg then names those sub-cgroups. */
+ * that must exist, taken from the container's cgroup as runc joins it ("/" and "memory:/" are
+ * that cgroup itself); without controllers in every hierarchy, with them in those v1 ones, each
+ * one the container has (cgroup v2 has one hierarchy: a path alone). cg then names those
+ * sub-cgroups. */
 int rrt_cgroup_narrow(struct rrt_cgroup *cg, const char *spec, struct rrt_error *err);
 int rrt_cgroup_enter(const struct rrt_cgroup *cg, pid_t pid, struct rrt_error *err);
 
