@@ -388,17 +388,13 @@ static int run_hooks(struct create_ctx *c, enum rrt_hook_kind kind, const char *
 
 /* The container's cgroups (cgroup.c says where and what): limits and device rules applied
  * before init is moved in. */
-/* rrt_cgroup_opts.found: the state directory records each cgroup directory of the container's
- * before it is made (a pending record, which delete --force only rmdirs) and before anything
- * goes into it. */
-static int record_cgroup(const struct rrt_cgroup *cg, const char *pending, void *arg,
-                         struct rrt_error *err)
+/* rrt_cgroup_opts.record: the state directory records, once, the cgroup directories create is
+ * about to make, before the first is made. */
+static int record_cgroup(const struct rrt_cgroup *mine, void *arg, struct rrt_error *err)
 {
   struct create_ctx *c = arg;
-  if (pending)
-    return rrt_state_record_pending_cgroup(c->dirfd, pending, err) < 0 ? in_state_dir(c, err) : 0;
   struct rrt_state st = {0};
-  rrt_cgroup_store(cg, &st);
+  rrt_cgroup_store(mine, &st);
   int r = rrt_state_record_cgroup(c->dirfd, &st, err);
   rrt_state_free(&st);
   return r < 0 ? in_state_dir(c, err) : 0;
@@ -421,8 +417,8 @@ static int setup_cgroup(struct create_ctx *c, pid_t init, struct rrt_error *err)
                                     .privileged = rrt_host_privileged(),
                                     .limits_warn = limits_warn,
                                     .cgroup_shared = shared,
-                                    .found = record_cgroup,
-                                    .found_arg = c};
+                                    .record = record_cgroup,
+                                    .record_arg = c};
   struct rrt_cgroup cg;
   if (rrt_cgroup_create(&o, init, &cg, err) < 0)
     return -1;

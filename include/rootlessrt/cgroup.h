@@ -79,12 +79,11 @@ struct rrt_cgroup_opts {
   bool privileged;            /* real root on the host: v1 controllers, device rules */
   bool limits_warn;           /* RRT_LIMITS_ANNOTATION=warn */
   bool cgroup_shared;         /* RRT_CGROUP_ANNOTATION=shared */
-  /* Called before each directory of the container's is made (pending: that directory), and as
-   * soon as it is known to be its own, made or found empty (pending NULL, cg what is known),
-   * before anything is written into it: create records both, so that delete --force finds the
-   * cgroup whatever instant create dies at. */
-  int (*found)(const struct rrt_cgroup *cg, const char *pending, void *arg, struct rrt_error *err);
-  void *found_arg;
+  /* Called once, before any directory is made: mine names the directories create is about to
+   * make (not one that is there already), or the systemd scope once made. create records it,
+   * so that delete --force finds the cgroup whatever instant create dies at. */
+  int (*record)(const struct rrt_cgroup *mine, void *arg, struct rrt_error *err);
+  void *record_arg;
 };
 
 /* After a failed create, once the container's cgroup is destroyed: the levels above it that
