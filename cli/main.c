@@ -219,7 +219,7 @@ int main(int argc, char **argv)
   bool exit_now = false;
   int status = 1;
   /* A runtime error of exec exits 255, as runc's: its process's own status is anything else (a
-   * process exiting 1 is common). README, "Exit status". Every other verb exits 1. */
+   * process exiting 1 is common). docs/cli.md, "Exit status". Every other verb exits 1. */
   int failed = 1;
 
   rrt_phase_start();
