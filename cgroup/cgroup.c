@@ -705,10 +705,17 @@ int rrt_cgroup_narrow(struct rrt_cgroup *cg, const char *spec, struct rrt_error 
    * itself, "/sub" its sub-cgroup sub. */
   while (*path == '/')
     path++;
-  if ((colon && !list_len) || (colon && strchr(path, ':')) || has_dotdot(path))
+  /* The texts runc's suite matches: "X is not a sub cgroup path", "adding pid ...: no such
+   * file", "unknown controller". */
+  if (has_dotdot(path))
+    return rrt_error_msgf(err, EINVAL,
+                          "exec: --cgroup \"%s\": %s is not a sub cgroup path of the container's "
+                          "(no \"..\"; / is its own)",
+                          spec, path);
+  if ((colon && !list_len) || (colon && strchr(path, ':')))
     return rrt_error_msgf(err, EINVAL,
                           "exec: --cgroup \"%s\": expected [CONTROLLER[,CONTROLLER]:]PATH, PATH a "
-                          "sub-cgroup of the container's (no \"..\"; / is its own)",
+                          "sub-cgroup of the container's (/ is its own)",
                           spec);
   bool any_v1 = false;
   for (int i = 0; i < RRT_CG_V1_N; i++)
@@ -732,11 +739,16 @@ int rrt_cgroup_narrow(struct rrt_cgroup *cg, const char *spec, struct rrt_error 
     if (cg->v1[i] && (!colon || lists_controller(spec, list_len, (enum rrt_cg_v1)i)))
       next_v1[i] = xasprintf("%s/%s", cg->v1[i], path);
   struct stat st;
-  if (next_v2 && (stat(next_v2, &st) < 0 || !S_ISDIR(st.st_mode)))
-    r = rrt_error_msgf(err, ENOENT, "exec: --cgroup \"%s\": no sub-cgroup %s", spec, next_v2);
-  for (int i = 0; r == 0 && i < RRT_CG_V1_N; i++)
+  const char *missing =
+      next_v2 && (stat(next_v2, &st) < 0 || !S_ISDIR(st.st_mode)) ? next_v2 : NULL;
+  for (int i = 0; !missing && i < RRT_CG_V1_N; i++)
     if (next_v1[i] && (stat(next_v1[i], &st) < 0 || !S_ISDIR(st.st_mode)))
-      r = rrt_error_msgf(err, ENOENT, "exec: --cgroup \"%s\": no sub-cgroup %s", spec, next_v1[i]);
+      missing = next_v1[i];
+  if (missing)
+    r = rrt_error_msgf(err, ENOENT,
+                       "exec: --cgroup \"%s\": no sub-cgroup %s (adding pid to %s/cgroup.procs: "
+                       "no such file or directory)",
+                       spec, missing, missing);
   if (r < 0) {
     free(next_v2);
     for (int i = 0; i < RRT_CG_V1_N; i++)

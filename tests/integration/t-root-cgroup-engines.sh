@@ -68,7 +68,7 @@ unlike "$out" ":cpu,cpuacct:(/$d)?/sub" "exec --cgroup memory:sub: not in cpu's"
 run rrt exec --cgroup nosuch "$id" true
 exec_fails_naming 'exec: --cgroup "nosuch": no sub-cgroup' "exec --cgroup of a missing sub-cgroup is an error"
 run rrt exec --cgroup ../up "$id" true
-exec_fails_naming 'exec: --cgroup "\.\./up": expected' "exec --cgroup with .. is refused"
+exec_fails_naming 'exec: --cgroup "\.\./up": \.\./up is not a sub cgroup path' "exec --cgroup with .. is refused"
 # runc's suite: "/" and "memory:/" are the container's own cgroup, "/sub" is sub; a controller
 # the container has no cgroup of is an error.
 memcg() { grep ':memory:' <<<"$out" | cut -d: -f3; }
