@@ -746,8 +746,8 @@ int rrt_cgroup_narrow(struct rrt_cgroup *cg, const char *spec, struct rrt_error 
       missing = next_v1[i];
   if (missing)
     r = rrt_error_msgf(err, ENOENT,
-                       "exec: --cgroup \"%s\": no sub-cgroup %s (adding pid to %s/cgroup.procs: "
-                       "no such file or directory)",
+                       "exec: --cgroup \"%s\": no sub-cgroup %s: adding pid to %s/cgroup.procs: "
+                       "no such file or directory",
                        spec, missing, missing);
   if (r < 0) {
     free(next_v2);
