@@ -110,7 +110,8 @@ hc_run kill '.root.readonly = false | .linux.seccomp = {defaultAction: "SCMP_ACT
   architectures: ["SCMP_ARCH_X86", "SCMP_ARCH_X32", "SCMP_ARCH_X86_64"],
   syscalls: [{names: ["mkdir", "mkdirat"], action: "SCMP_ACT_KILL"}]}' -- sh -c 'echo PROGRAM-RAN'
 is "$rc" 1 "run fails: the filter killed the startContainer hook's mkdir"
-like "$err" 'startContainer hook #0 \(/bin/sh\): killed by signal SIGSYS' "the error names the hook and SIGSYS"
+like "$err" 'startContainer hook #0 \(/bin/sh\): error running hook: killed by signal SIGSYS \(bad system call\)' \
+  "the error names the hook and SIGSYS, in runc's words too"
 unlike "$out" PROGRAM-RAN "the program did not run"
 ok "the hook's directory was not made" test ! -e "$hc_b/rootfs/tmp/made-by-hook"
 nothing_left "$hc_id" "$hc_b" "nothing left after the killed hook"
@@ -128,6 +129,6 @@ t0=$SECONDS
 run rrt run -b "$b" "$id"
 elapsed=$((SECONDS - t0))
 is "$rc" 1 "a confined startContainer hook past its timeout fails run"
-like "$err" 'startContainer hook #0 \(/bin/sh\): timed out after 1s' "and says it timed out"
+like "$err" 'startContainer hook #0 \(/bin/sh\): error running hook: timed out after 1s' "and says it timed out"
 ok "within the time a sleep 30 would take ($elapsed s)" test "$elapsed" -lt 25
 nothing_left "$id" "$b" "nothing left after the timeout (no sleep either)"
