@@ -382,7 +382,7 @@ static size_t collect_arches(const struct rrt_seccomp *sc, struct arch_max *out,
   return n;
 }
 
-/* An instruction whose jump targets are absolute indexes, resolved by emit_resolve. */
+/* An instruction whose jump targets are absolute indexes, made relative at the end. */
 struct stub_insn {
   uint16_t code;
   uint32_t k;
