@@ -75,6 +75,14 @@ has_line "$hook" '^Seccomp:[[:space:]]+2$' "Seccomp: 2 (the container's filter)"
 has_line "$hook" '^RLIMIT_NOFILE 321 432$' "the process's rlimits"
 nothing_left "$hc_id" "$hc_b" "nothing left after a confined startContainer hook"
 
+# Without no_new_privs the filter goes on before the capabilities are set (loading it needs
+# CAP_SYS_ADMIN then): the hook comes after both, still as the process.
+hc_run nonnp "$user | $confined | .process.noNewPrivileges = false" --argjson c "$caps3" -- sh -c "$HC_REPORT"
+is "$rc" 0 "run with noNewPrivileges false and a startContainer hook"
+is "$(hook_lines "$err")" "$out" "without noNewPrivileges too, the hook's confinement is the process's"
+has_line "$(hook_lines "$err")" '^NoNewPrivs:[[:space:]]+0$' "NoNewPrivs: 0, as configured"
+has_line "$(hook_lines "$err")" '^Seccomp:[[:space:]]+2$' "and the filter is on"
+
 # Under the filter itself: a call the profile refuses is refused to the hook as to the process.
 HC_HOOK='rrt-probe syscall chroot >&2; true'
 hc_run filter "$confined" --argjson c "$caps3" -- rrt-probe syscall chroot

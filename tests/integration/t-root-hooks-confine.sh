@@ -7,7 +7,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=28
+N=32
 if ! real_root; then
   skip "a hook with real root's privileges needs real root; this runs as uid $(id -u)" "$N"
   done_testing
