@@ -475,15 +475,18 @@ int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,
         dup |= strcmp(names[k], plan.layers[i].path) == 0;
       if (dup)
         continue;
-      /* A layer the store has was verified when it was unpacked; a new one is, now. From a
+      /* Every layer of a layout or an archive is verified, also one the store has: the run
+       * uses the stored copy, and it may do so only if the source's bytes are that layer (a
+       * docker-archive whose layer.tar is not its diff_id ran from the stored layer once). From a
        * registry (rrt_src_pull_dir) a layer the store has was not fetched, and a new one streams
        * in and can be read once only: it is verified as it streams, by the helper and again
        * here before it is committed (on_verify). */
-      cleanup_free char *dir = layer_dir(store, &plan.layers[i]);
-      bool have = dir != NULL;
-      if (have && rrt_src_pull_dir)
-        continue;
-      hexes[nn] = !have && !rrt_src_pull_dir ? plan.layers[i].blob : NULL;
+      if (rrt_src_pull_dir) {
+        cleanup_free char *dir = layer_dir(store, &plan.layers[i]);
+        if (dir)
+          continue;
+      }
+      hexes[nn] = !rrt_src_pull_dir ? plan.layers[i].blob : NULL;
       names[nn++] = plan.layers[i].path;
     }
     /* A registry's download directory is the helper's own: it holds each new layer once, as
