@@ -1,6 +1,7 @@
 /* open.c: an image reference to layer directories: a root directory is used in place (the
  * overlay never writes to it); oci:, oci-archive: and docker-archive: go through the store. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -9,7 +10,40 @@
 #include "internal.h"
 #include "names.h"
 #include "rootlessrt/log.h"
+#include "rootlessrt/userns.h"
 #include "rootlessrt/util.h"
+
+/* The mount points strictly under dir (from /proc/self/mountinfo, as escaped there), ", "-joined
+ * (at most three named, then how many more), or NULL when there are none. */
+static char *mounts_under(const char *dir)
+{
+  FILE *f = fopen("/proc/self/mountinfo", "re");
+  if (!f)
+    return NULL;
+  cleanup_free char *prefix = strcmp(dir, "/") == 0 ? xstrdup("/") : xasprintf("%s/", dir);
+  char *line = NULL, *names = NULL;
+  size_t cap = 0, n = 0;
+  while (getline(&line, &cap, f) > 0) {
+    char mp[4096];
+    if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 || strcmp(mp, dir) == 0 ||
+        strncmp(mp, prefix, strlen(prefix)) != 0)
+      continue;
+    if (n++ < 3) {
+      cleanup_free char *shown = rrt_names_shown(mp);
+      char *m = xasprintf("%s%s%s", names ? names : "", names ? ", " : "", shown);
+      free(names);
+      names = m;
+    }
+  }
+  free(line);
+  fclose(f);
+  if (n > 3) {
+    char *m = xasprintf("%s and %zu more", names, n - 3);
+    free(names);
+    names = m;
+  }
+  return names;
+}
 
 static int open_root_dir(const char *path, struct rrt_image *img, struct rrt_error *err)
 {
@@ -22,6 +56,20 @@ static int open_root_dir(const char *path, struct rrt_image *img, struct rrt_err
                           "run: %s is not a root directory (an image needs its transport: "
                           "oci:DIR, oci-archive:FILE or docker-archive:FILE)",
                           path);
+  /* In the user namespace of a rootless run, the mounts under the directory are locked to it:
+   * the kernel's overlayfs cannot take it as a layer ("failed to clone lowerpath", EINVAL), and
+   * fuse-overlayfs's server is given the directory alone. Said before anything is made. */
+  cleanup_free char *under = rrt_host_privileged() ? NULL : mounts_under(real);
+  if (under) {
+    cleanup_free char *shown = rrt_names_shown(real);
+    return rrt_error_msgf(err, EBUSY,
+                          "run: %s cannot be a container's copy-on-write root: filesystems are "
+                          "mounted under it (%s), and in a rootless run's user namespace those "
+                          "mounts are locked to it, so neither overlayfs nor fuse-overlayfs can "
+                          "use it as a layer; run a directory with no mounts under it (a copy of "
+                          "the tree) or an image",
+                          shown, under);
+  }
   /* overlayfs takes ':' and ',' as separators in lowerdir. */
   if (strpbrk(real, ":,"))
     return rrt_error_msgf(err, EINVAL,

@@ -559,11 +559,12 @@ static int prepare(const struct rrt_run_image_opts *o, const char *root, const c
 }
 
 /* podman's statuses for a command create could not execute: 127 not found (ENOENT), 126 not
- * executable (EACCES); 1 for any other failure. */
+ * executable (EACCES); 1 for any other failure, also one with those errnos that is not about the
+ * command (an overlay whose /dev/fuse cannot be opened was "cannot be executed", 126). */
 static int exec_failure_status(struct rrt_error *err)
 {
   int e = err->errnum;
-  if (e != ENOENT && e != EACCES)
+  if ((e != ENOENT && e != EACCES) || !err->msg || strncmp(err->msg, "exec: \"", 7) != 0)
     return 1;
   rrt_error_wrap(err, e == ENOENT ? "run: the container's command was not found"
                                   : "run: the container's command cannot be executed");
@@ -612,6 +613,8 @@ int rrt_image_run(const struct rrt_global *g, const struct rrt_run_image_opts *o
   phase("container run returned");
   if (ret < 0)
     *status = exec_failure_status(err);
+  if (ret < 0 && err->msg && strncmp(err->msg, "the overlay on / ", 17) == 0)
+    rrt_error_wrap(err, "run: the container's copy-on-write root could not be mounted");
   if (ret == 0 && o->detach) {
     dprintf(out_fd, "%s\n", id);
     goto keep; /* the container exists now: the lock goes with run_dirs_free */
