@@ -112,8 +112,7 @@ int rrt_cmd_rmi(const struct rrt_global *g, int argc, char **argv, struct rrt_er
   struct rrt_error ignored = RRT_ERROR_INIT;
   rrt_state_root(g->root, false, &root, &ignored);
   rrt_error_clear(&ignored);
-  return rrt_images_remove(store, root, argv + optind, (size_t)(argc - optind), all, force, err) <
-                 0
+  return rrt_images_remove(store, root, argv + optind, (size_t)(argc - optind), all, force, err) < 0
              ? -1
              : 0;
 }

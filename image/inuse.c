@@ -39,8 +39,8 @@ static bool bundle_uses(const char *dir, const char *store, const char *hex, con
        i++) {
     json_object *m = json_object_array_get_idx(mounts, i), *opts = NULL;
     json_object_object_get_ex(m, "options", &opts);
-    for (size_t k = 0; !used && json_object_is_type(opts, json_type_array) &&
-                       k < json_object_array_length(opts);
+    for (size_t k = 0;
+         !used && json_object_is_type(opts, json_type_array) && k < json_object_array_length(opts);
          k++) {
       const char *o = json_object_get_string(json_object_array_get_idx(opts, k));
       if (!o || strncmp(o, "lowerdir=", 9) != 0)
@@ -55,8 +55,7 @@ static bool bundle_uses(const char *dir, const char *store, const char *hex, con
   return used;
 }
 
-char *rrt_store_user_container(const char *store, const char *root, const char *hex,
-                               const char *id)
+char *rrt_store_user_container(const char *store, const char *root, const char *hex, const char *id)
 {
   if (!root)
     return NULL;
@@ -93,4 +92,3 @@ char *rrt_store_user_image(json_object *doc, const char *hex)
   }
   return NULL;
 }
-

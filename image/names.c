@@ -181,7 +181,8 @@ char *rrt_names_repo(const char *name)
   const char *at = strchr(name, '@');
   size_t n = at ? (size_t)(at - name) : strlen(name);
   const char *slash = memrchr(name, '/', n);
-  const char *colon = memrchr(slash ? slash : name, ':', n - (size_t)((slash ? slash : name) - name));
+  const char *colon =
+      memrchr(slash ? slash : name, ':', n - (size_t)((slash ? slash : name) - name));
   if (colon)
     n = (size_t)(colon - name);
   return xstrndup(name, n);
@@ -288,7 +289,8 @@ static bool answers(json_object *e, const char *cand)
   cleanup_free char *repo = rrt_names_repo(cand);
   json_object *names = rrt_names_list(e, "names");
   for (size_t i = 0; i < json_object_array_length(names); i++) {
-    cleanup_free char *r = rrt_names_repo(json_object_get_string(json_object_array_get_idx(names, i)));
+    cleanup_free char *r =
+        rrt_names_repo(json_object_get_string(json_object_array_get_idx(names, i)));
     if (strcmp(r, repo) == 0)
       return true;
   }
