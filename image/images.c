@@ -310,6 +310,7 @@ int rrt_images_remove(const char *store, const char *root, char *const *refs, si
     return rrt_error_wrap(err, "rmi");
   json_object *layers = json_object_new_array();
   int r = 0;
+  bool changed = false;
   size_t count = all ? json_object_array_length(rrt_names_images(doc)) : n;
   for (size_t i = 0; r == 0 && i < count; i++) {
     cleanup_free char *resolved = NULL;
@@ -331,6 +332,7 @@ int rrt_images_remove(const char *store, const char *root, char *const *refs, si
           json_object_array_del_idx(names, k, 1);
       cleanup_free char *shown = rrt_names_shown(resolved);
       printf("Untagged: %s\n", shown);
+      changed = true;
       continue;
     }
     cleanup_free char *ctr = rrt_store_user_container(store, root, NULL, id);
@@ -352,11 +354,15 @@ int rrt_images_remove(const char *store, const char *root, char *const *refs, si
       json_object_array_add(layers, json_object_get(json_object_array_get_idx(ls, k)));
     printf("Deleted: %s\n", id);
     drop_record(doc, e);
+    changed = true;
   }
-  if (r == 0)
-    r = rrt_names_save(store, doc, err);
-  if (r == 0)
-    r = remove_unused(store, root, doc, layers, false, NULL, NULL, err);
+  /* What was untagged or removed before an error stays so (podman goes on with the others). */
+  struct rrt_error e2 = RRT_ERROR_INIT;
+  if (changed && rrt_names_save(store, doc, r == 0 ? err : &e2) < 0)
+    r = -1;
+  if (changed && remove_unused(store, root, doc, layers, false, NULL, NULL, r == 0 ? err : &e2) < 0)
+    r = -1;
+  rrt_error_clear(&e2);
   json_object_put(layers);
   json_object_put(doc);
   return r;

@@ -153,7 +153,8 @@ static void list_images(const char *store, bool *any)
     if (!*any)
       printf("%-10s %-72s %s\n", "KIND", "NAME", "SIZE");
     *any = true;
-    printf("%-10s %-72s %s  id sha256:%.12s\n", "image", shown, size, rrt_names_str(o, "id"));
+    const char *id = rrt_names_str(o, "id");
+    printf("%-10s %-72s %s  id sha256:%.12s\n", "image", shown, size, id ? id : "?");
   }
   json_object_put(doc);
 }
