@@ -49,10 +49,14 @@ is "$rc:$out" "0:Loaded image: docker.io/library/busybox:latest" \
   "pull docker-archive:FILE: imported, recorded by its RepoTags (busybox:latest: Docker Hub's)"
 ok "the record is one JSON file in the store" jq -e '.images | length == 1' "$STORE/images.json"
 run rrt images
-is "$rc:$(head -1 <<<"$out")" "0:REPOSITORY                 TAG         IMAGE ID      CREATED                 SIZE" \
+head=$(head -1 <<<"$out") row=$(sed -n 2p <<<"$out")
+like "$rc:$head" "^0:REPOSITORY {17}TAG {9}IMAGE ID {6}CREATED {2,}SIZE$" \
   "images: podman's header, its columns as wide as their widest cell plus 2, at least 12"
-like "$(sed -n 2p <<<"$out")" "^docker\.io/library/busybox  latest      ${id:0:12}  (Less than a second|[0-9]+ seconds?) ago +[0-9.]+ MB$" \
+like "$row" "^docker\.io/library/busybox  latest      ${id:0:12}  (Less than a second|[0-9]+ seconds?|About a minute|[0-9]+ minutes) ago +[0-9.]+ MB$" \
   "images: REPOSITORY TAG IMAGE ID (12 digits of the config's digest) CREATED SIZE"
+created=${head%%SIZE*} when=${row:53}
+when=${when%%  *}
+is "${#created}" "$((53 + (${#when} + 2 > 12 ? ${#when} + 2 : 12)))" "... CREATED as wide as its cell plus 2"
 run rrt images -q
 is "$rc:$out" "0:${id:0:12}" "images -q: the ids"
 run rrt images --no-trunc --noheading
