@@ -299,6 +299,13 @@ static void drop_record(json_object *doc, json_object *e)
 int rrt_images_remove(const char *store, const char *root, char *const *refs, size_t n, bool all,
                       bool force, struct rrt_error *err)
 {
+  if (access(store, F_OK) < 0) { /* nothing was ever stored */
+    cleanup_free char *shown = rrt_names_shown(all || n == 0 ? "--all" : refs[0]);
+    if (all)
+      return 0;
+    return rrt_error_msgf(err, ENOENT, "rmi: %s: no such image in the store %s (it is empty)",
+                          shown, store);
+  }
   if (root)
     rrt_run_sweep(root);
   cleanup_close int gc = rrt_names_lock(store, RRT_GC_LOCK, LOCK_EX);
@@ -370,6 +377,10 @@ int rrt_images_remove(const char *store, const char *root, char *const *refs, si
 
 int rrt_store_prune(const char *store, const char *root, struct rrt_error *err)
 {
+  if (access(store, F_OK) < 0) {
+    printf("store prune: the store %s is empty\n", store);
+    return 0;
+  }
   if (root)
     rrt_run_sweep(root);
   cleanup_close int gc = rrt_names_lock(store, RRT_GC_LOCK, LOCK_EX);

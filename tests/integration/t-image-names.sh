@@ -163,6 +163,12 @@ run rrt run --rm --pull=never busybox true
 fails_naming 'busybox: no such image in the store' "the name is gone"
 run rrt rmi busybox
 fails_naming '^rootlessrt: rmi: busybox: no such image in the store' "rmi of an unknown name"
+run rrt rmi --storage "$T_WORK/never" busybox
+fails_naming '^rootlessrt: rmi: busybox: no such image in the store .*never \(it is empty\)$' \
+  "rmi in a store that was never made: no such image"
+run rrt store --storage "$T_WORK/never" prune
+is "$rc:$out:$(test -e "$T_WORK/never" && echo made)" "0:store prune: the store $T_WORK/never is empty:" \
+  "store prune of a store that was never made: nothing to do, nothing made"
 
 # ---------------------------------------------------------------- names from outside
 
