@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "manifest.h"
 #include "names.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/userns.h"
@@ -81,11 +82,16 @@ static int open_root_dir(const char *path, struct rrt_image *img, struct rrt_err
   return 0;
 }
 
-/* A stored image is for the platform --platform asks for (OS/ARCH[/VARIANT]); any without it. */
+/* A stored image is for the platform --platform asks for (OS/ARCH[/VARIANT]), or without it for
+ * this machine's (a pull --platform linux/arm64 NAME recorded NAME too). */
 static bool platform_fits(const struct rrt_image_config *c, const char *platform)
 {
-  if (!platform)
-    return true;
+  if (!platform) {
+    struct rrt_error e = RRT_ERROR_INIT;
+    bool fits = rrt_image_check_platform(c, &e) == 0;
+    rrt_error_clear(&e);
+    return fits;
+  }
   cleanup_free char *want =
       xasprintf("%s/%s%s%s", c->os ? c->os : "linux", c->architecture ? c->architecture : "",
                 c->variant && *c->variant ? "/" : "", c->variant ? c->variant : "");
@@ -118,7 +124,8 @@ static int open_registry(const char *ref, bool docker, const char *store,
       return rrt_error_wrap(err, "run: %s", shown);
     have = f == 0 && rrt_image_open_stored(store, manifest, &stored, &why) == 0;
     if (have && !platform_fits(&stored.config, po->platform)) {
-      rrt_error_msgf(&why, ENOENT, "it is for another platform than %s", po->platform);
+      rrt_error_msgf(&why, ENOENT, "it is for another platform than %s",
+                     po->platform ? po->platform : "this machine's");
       rrt_image_free(&stored);
       have = false;
     }
