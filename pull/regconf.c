@@ -344,8 +344,9 @@ static int endpoints_for(const struct regconf *c, const char *name, bool insecur
   const struct registry *r = match(c, name);
   if (!r)
     return add_ep(out, name, insecure_flag, NULL);
+  char esc[512];
   if (r->blocked)
-    return failf("%s: blocked by %s", name, c->path);
+    return failf("%s: blocked by %s", rrt_escape_buf(name, esc, sizeof(esc)), c->path);
   const char *prefix = r->prefix ? r->prefix : r->location;
   const char *rest = name + strlen(prefix);
   for (size_t i = 0; i < r->n_mirrors; i++) {
@@ -359,7 +360,9 @@ static int endpoints_for(const struct regconf *c, const char *name, bool insecur
   cleanup_free char *full = xasprintf("%s%s", r->location ? r->location : prefix, rest);
   if (strchr(full, '/') && add_ep(out, full, insecure_flag || r->insecure, c->path) < 0)
     return -1;
-  return out->n ? 0 : failf("%s: %s gives no location for it", name, c->path);
+  return out->n ? 0
+                : failf("%s: %s gives no location for it", rrt_escape_buf(name, esc, sizeof(esc)),
+                        c->path);
 }
 
 /* NAME[:TAG][@DIGEST] -> name, tag, digest (a ':' after the last '/' starts the tag). */
@@ -434,6 +437,17 @@ int resolve_ref_with(const struct regconf *c, const char *ref, bool short_ok, bo
   cleanup_free char *name = NULL;
   if (split(ref, &name, out) < 0)
     return -1;
+  /* The name as written is checked before registries.conf sees it: HOST/REPO, or a REPO that
+   * a search registry or docker.io goes before. */
+  const char *slash = strchr(name, '/');
+  bool qualified = has_registry(name);
+  if ((qualified && !valid_host(name, (size_t)(slash - name))) ||
+      !valid_repo(qualified ? slash + 1 : name)) {
+    char esc[512];
+    return failf("%s: not a repository name (lowercase letters and digits, separated by /, ., _, "
+                 "__ or dashes)",
+                 rrt_escape_buf(ref, esc, sizeof(esc)));
+  }
   out->conf = c ? xstrdup(c->path) : NULL;
   const char *path = c ? c->path : "registries.conf";
   int r = 0;

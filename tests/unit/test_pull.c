@@ -284,6 +284,17 @@ static void references(void)
     resolved_free(&r);
   }
   regconf_free(c);
+  /* fuzz_pull_regconf: a short name of invalid bytes reached "blocked by" unescaped. */
+  c = regconf_parse("[[registry]]\nprefix = \"docker.io\"\nblocked = true\n", "f");
+  ok(resolve_ref_with(c, "doc\xff\xff~io/le hub", false, false, &r) < 0 &&
+         !rrt_escape_needed(pull_error()) && strstr(pull_error(), "not a repository name"),
+     "a name of invalid bytes is refused, escaped, before registries.conf: %s", pull_error());
+  resolved_free(&r);
+  ok(resolve_ref_with(c, "busybox", false, false, &r) < 0 &&
+         strstr(pull_error(), "docker.io/library/busybox: blocked by f"),
+     "... a valid one blocked by it");
+  resolved_free(&r);
+  regconf_free(c);
   c = regconf_parse("[[registry]]\nprefix = \"a.io\"\nlocation = \"bad host/x\"\n", "f");
   ok(resolve_ref_with(c, "a.io/img", false, false, &r) < 0 && strstr(pull_error(), "from f"),
      "a location from registries.conf that is no host: refused naming the file");
