@@ -46,6 +46,7 @@ bool mt_is_layer(const char *mt)
       "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip",
       "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd",
       "application/vnd.docker.image.rootfs.diff.tar.gzip",
+      "application/vnd.docker.image.rootfs.diff.tar", /* uncompressed, as skopeo may push it */
       "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip",
       NULL,
   };

@@ -176,6 +176,40 @@ static void media_types(void)
   json_object_put(bare);
   json_object_put(idx);
 
+  ok(mt_is_layer("application/vnd.oci.image.layer.v1.tar+zstd") &&
+         mt_is_layer("application/vnd.docker.image.rootfs.diff.tar.gzip") &&
+         mt_is_layer("application/vnd.docker.image.rootfs.diff.tar") &&
+         !mt_is_layer("application/vnd.oci.image.config.v1+json") && !mt_is_layer(NULL),
+     "layer media types");
+  const char *z64 = "0000000000000000000000000000000000000000000000000000000000000000";
+  char *mtext =
+      xasprintf("{\"config\":{\"mediaType\":\"application/vnd.oci.image.config.v1+json\","
+                "\"digest\":\"sha256:%s\"},\"layers\":[{\"mediaType\":"
+                "\"application/vnd.oci.image.layer.v1.tar+gzip\",\"digest\":\"sha256:%s\"}]}",
+                z64, z64);
+  json_object *mj = j(mtext), *mc, *ml;
+  ok(check_image_manifest(mj, "m", &mc, &ml) == 0 && json_object_array_length(ml) == 1,
+     "an image manifest's config and layers");
+  json_object_put(mj);
+  free(mtext);
+  mtext = xasprintf("{\"config\":{\"mediaType\":\"application/vnd.cncf.helm.config.v1+json\","
+                    "\"digest\":\"sha256:%s\"},\"layers\":[]}",
+                    z64);
+  mj = j(mtext);
+  ok(check_image_manifest(mj, "m", &mc, &ml) < 0 &&
+         strstr(pull_error(), "config's media type \"application/vnd.cncf.helm.config.v1+json\""),
+     "an artifact's config: not an image");
+  json_object_put(mj);
+  free(mtext);
+  mtext = xasprintf("{\"config\":{\"digest\":\"sha256:%s\"},\"layers\":[{\"mediaType\":"
+                    "\"text/x\x1b[2J\",\"digest\":\"sha256:%s\"}]}",
+                    z64, z64);
+  mj = j(mtext);
+  ok(check_image_manifest(mj, "m", &mc, &ml) < 0 && strstr(pull_error(), "layer 0's media type") &&
+         !rrt_escape_needed(pull_error()),
+     "an unknown layer media type: refused, escaped");
+  json_object_put(mj);
+  free(mtext);
   const char *d = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
   char *text = xasprintf(
       "{\"manifests\":[{\"digest\":\"%s\",\"platform\":{\"os\":\"linux\",\"architecture\":"
