@@ -35,9 +35,11 @@ static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
   return l;
 }
 
+/* A tab is kept: it moves to the next tab stop of the same line and nothing else (a hook's
+ * "SigBlk:\t..." stays readable); every other control is escaped. */
 static bool shown_as_is(uint32_t c)
 {
-  if (c < 0x20 || c == 0x7f || (c >= 0x80 && c <= 0x9f))
+  if ((c < 0x20 && c != '\t') || c == 0x7f || (c >= 0x80 && c <= 0x9f))
     return false;
   if ((c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069))
     return false;

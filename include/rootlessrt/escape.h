@@ -7,12 +7,12 @@
 
 /*
  * A malloc'd copy of s where every byte a terminal would act on, and every byte that is not part
- * of valid UTF-8, is written as \xHH (lowercase hex): the C0 controls (newline and tab included:
- * a message is one line), ESC, BEL, DEL, the C1 controls U+0080..U+009F, the bidirectional
- * overrides and isolates (U+202A..U+202E, U+2066..U+2069: they reorder what the line shows) and
- * invalid, overlong or surrogate sequences. Printable ASCII and other valid UTF-8 stay as they
- * are, backslashes too: the result is made of what is kept, so escaping it again changes nothing
- * (the logger escapes every message, parts of which were escaped where they were read).
+ * of valid UTF-8, is written as \xHH (lowercase hex): the C0 controls but tab (newline and CR
+ * included: a message is one line), ESC, BEL, DEL, the C1 controls U+0080..U+009F, the
+ * bidirectional overrides and isolates (U+202A..U+202E, U+2066..U+2069: they reorder what the line
+ * shows) and invalid, overlong or surrogate sequences. Printable ASCII and other valid UTF-8 stay
+ * as they are, backslashes too: the result is made of what is kept, so escaping it again changes
+ * nothing (the logger escapes every message, parts of which were escaped where they were read).
  * NULL gives "(null)".
  */
 char *rrt_escape(const char *s);

@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   char *e = rrt_escape_mem(data, size);
   for (const unsigned char *p = (const unsigned char *)e; *p; p++)
-    if (*p < 0x20 || *p == 0x7f)
+    if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
       abort();
   if (rrt_escape_needed(e))
     abort(); /* valid UTF-8 without controls: nothing left to escape */

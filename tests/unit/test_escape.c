@@ -37,7 +37,8 @@ int main(void)
   is_escaped("\x1b[2J\x1b[H", "\\x1b[2J\\x1b[H", "clear screen and cursor home");
   is_escaped("line\nrootlessrt: forged\r", "line\\x0arootlessrt: forged\\x0d",
              "newline and carriage return: one line stays one line");
-  is_escaped("a\tb\x7f", "a\\x09b\\x7f", "tab and DEL");
+  is_escaped("a\tb\x7f\x01\x1f", "a\tb\\x7f\\x01\\x1f",
+             "DEL and the other C0 controls; a tab is kept");
   is_escaped("\xc2\x9b"
              "31m",
              "\\xc2\\x9b31m", "the C1 control CSI in UTF-8 (U+009B)");
