@@ -200,6 +200,14 @@ static int pull(void)
     c.cred = auth_lookup(popt.authfile, c.ep->host, c.ep->repo, &c.cred_from);
     if (connect_ep(&c) == 0)
       r = fetch_image(&c, ref, res.digest);
+    /* Which name a short name was found under (its search registry), for the runtime to
+     * record the image by: a hint, whose loss (a full disk) costs the record, not the pull. */
+    char *named = r == 0 && popt.short_names && c.ep->name
+                      ? xasprintf("%s/rootlessrt-name", popt.dest)
+                      : NULL;
+    if (named)
+      (void)write_file(named, c.ep->name, strlen(c.ep->name)); /* its error is never reported */
+    free(named);
     if (r < 0 && !first[0])
       snprintf(first, sizeof(first), "%s", pull_error());
     free(c.cred);

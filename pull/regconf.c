@@ -338,8 +338,22 @@ static int add_ep(struct resolved *out, const char *full, bool insecure, const c
 
 /* Every place name (HOST/PATH) can come from: its registry entry's mirrors, then its location
  * (the prefix replaced by it). */
+static int endpoints_for_1(const struct regconf *c, const char *name, bool insecure_flag,
+                           struct resolved *out);
+
+/* ... each endpoint knowing the name it serves (the runtime records the image by it). */
 static int endpoints_for(const struct regconf *c, const char *name, bool insecure_flag,
                          struct resolved *out)
+{
+  size_t first = out->n;
+  int r = endpoints_for_1(c, name, insecure_flag, out);
+  for (size_t i = first; i < out->n; i++)
+    out->eps[i].name = xstrdup(name);
+  return r;
+}
+
+static int endpoints_for_1(const struct regconf *c, const char *name, bool insecure_flag,
+                           struct resolved *out)
 {
   const struct registry *r = match(c, name);
   if (!r)
@@ -422,6 +436,7 @@ void resolved_free(struct resolved *r)
   for (size_t i = 0; i < r->n; i++) {
     free(r->eps[i].host);
     free(r->eps[i].repo);
+    free(r->eps[i].name);
   }
   free(r->eps);
   free(r->tag);
