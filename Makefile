@@ -109,11 +109,24 @@ $(BUILD)/rootlessrt-systemd: systemd/helper_main.c
 
 # The registry client (docker://, `pull`): libcurl, dynamically linked (Debian ships no static
 # libcurl with its TLS and other dependencies); rootlessrt execs it only to pull.
+# Its objects are in $(BUILD)/obj/pull/ beside the library's (depcheck reads them all);
+# PULL_LIB_OBJS: the library's objects it links as they are, base/'s allocation and escaping
+# (escape.h: one escaping for the runtime and it).
 PULL_PKGS := libcurl json-c nettle
-$(BUILD)/rootlessrt-pull: $(wildcard pull/*.c pull/*.h)
+PULL_SRCS := $(wildcard pull/*.c)
+PULL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(PULL_SRCS))
+PULL_CLIENT_OBJS := $(filter-out $(BUILD)/obj/pull/helper_main.o,$(PULL_OBJS))
+PULL_LIB_OBJS := $(BUILD)/obj/base/alloc.o $(BUILD)/obj/base/escape.o
+$(PULL_OBJS): ALL_CFLAGS += $(shell pkg-config --cflags $(PULL_PKGS))
+$(BUILD)/rootlessrt-pull: $(PULL_OBJS) $(PULL_LIB_OBJS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(PULL_PKGS))
+
+# The registry client's parsers: its objects (libcurl's, json-c's and nettle's), not librrt's.
+$(BUILD)/tests/test_pull: tests/unit/test_pull.c $(wildcard tests/unit/*.h pull/*.h) \
+                          $(PULL_CLIENT_OBJS) $(PULL_LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags $(PULL_PKGS)) $(ALL_LDFLAGS) -o $@ \
-	  $(wildcard pull/*.c) $(shell pkg-config --libs $(PULL_PKGS))
+	$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(PULL_CLIENT_OBJS) $(PULL_LIB_OBJS) \
+	  $(shell pkg-config --libs $(PULL_PKGS))
 
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/librrt.a
 	@mkdir -p $(dir $@)
@@ -201,7 +214,7 @@ format:
 
 # The dependency rules (no circle between files, folders only use the layers below them) are
 # checked on the objects themselves: contrib/depcheck.py.
-lint: $(LIB_OBJS) $(CLI_OBJS) $(NET_MAIN_OBJ)
+lint: $(LIB_OBJS) $(CLI_OBJS) $(NET_MAIN_OBJ) $(PULL_OBJS)
 	@python3 contrib/depcheck.py $(BUILD)/obj
 	@clang-format --dry-run --Werror $(C_FILES)
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
