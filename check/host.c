@@ -43,8 +43,21 @@ void check_runtime_dir(struct rrt_check *c)
   const char *dir = getenv("XDG_RUNTIME_DIR");
   const char *name = "runtime-dir";
   if (!dir || !*dir) {
-    if (c->uid == 0)
+    /* A CI job's container may have a read-only root: the state goes where it can (state.c). */
+    const char *tmp = access("/tmp", W_OK | X_OK) == 0       ? "/tmp"
+                      : access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm"
+                                                             : NULL;
+    if (c->uid == 0 && access("/run", W_OK) == 0)
       check_add(c, name, RRT_CHECK_OK, NULL, "XDG_RUNTIME_DIR not set; root's state is in /run");
+    else if (c->uid == 0 && tmp)
+      check_add(c, name, RRT_CHECK_OK, NULL,
+                "XDG_RUNTIME_DIR not set and /run is not writable; root's state is in "
+                "%s/rootlessrt-0",
+                tmp);
+    else if (c->uid == 0)
+      check_add(c, name, RRT_CHECK_FAIL, xstrdup("export XDG_RUNTIME_DIR=/some/writable/dir"),
+                "XDG_RUNTIME_DIR not set and none of /run, /tmp, /dev/shm is writable: create "
+                "fails without --root");
     else
       check_add(c, name, RRT_CHECK_WARN, runtime_dir_fix(c, NULL),
                 "XDG_RUNTIME_DIR is not set (su, sudo, cron?): state goes to /run/user/%u or "
