@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check_internal.h"
+#include "rootlessrt/userns.h"
 #include "rootlessrt/util.h"
 
 static long long sysctl_value(const char *path)
@@ -53,6 +54,16 @@ bool check_seccomp_refuses_userns(void)
   return clone_filtered || unshare_filtered;
 }
 
+/* Inside another engine's container (userns.h: rrt_userns_caller). */
+static bool nested(void)
+{
+  struct rrt_userns_caller who;
+  rrt_userns_caller_read(&who);
+  bool n = who.nested;
+  rrt_userns_caller_free(&who);
+  return n;
+}
+
 /* The cause, or NULL when the error is not one check diagnoses. */
 static const char *cause_of(const struct rrt_error *err)
 {
@@ -67,7 +78,9 @@ static const char *cause_of(const struct rrt_error *err)
              "user.max_user_namespaces=15000)";
     if (err->errnum == ENOSPC)
       return "no user namespace may be created (user.max_user_namespaces)";
-    if (err->errnum == EPERM && check_seccomp_refuses_userns())
+    /* The desktop form's child reports its errno in the text (userns_call.c). */
+    bool eperm = err->errnum == EPERM || strstr(m, strerror(EPERM));
+    if (eperm && check_seccomp_refuses_userns())
       return "the outer container's seccomp profile refuses user namespaces: run it with "
              "--security-opt seccomp=unconfined, or a profile that allows them";
     if (err->errnum == EACCES) {
@@ -90,6 +103,10 @@ static const char *cause_of(const struct rrt_error *err)
     return "the id-map helpers (newuidmap/newgidmap) failed";
   if (strstr(m, "/etc/subuid") || strstr(m, "/etc/subgid"))
     return "the subordinate ids (/etc/subuid, /etc/subgid) do not allow the maps";
+  if (strstr(m, "/dev/net/tun") && (err->errnum == ENOENT || strstr(m, strerror(ENOENT))) &&
+      nested())
+    return "the outer container has no /dev/net/tun: run it with --device /dev/net/tun, or this "
+           "container with --network none";
   if (strstr(m, "/dev/net/tun"))
     return "/dev/net/tun is not usable";
   if (strstr(m, "network helper"))

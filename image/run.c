@@ -403,7 +403,9 @@ static int prepare(const struct rrt_run_image_opts *o, const char *root, const c
 static int exec_failure_status(struct rrt_error *err)
 {
   int e = err->errnum;
-  if (e != ENOENT && e != EACCES)
+  const char *m = rrt_error_msg(err);
+  /* Only the command's own: a missing /dev/net/tun (nested) is ENOENT too. */
+  if ((e != ENOENT && e != EACCES) || (!strstr(m, "exec: ") && !strstr(m, "process.args")))
     return 1;
   rrt_error_wrap(err, e == ENOENT ? "run: the container's command was not found"
                                   : "run: the container's command cannot be executed");

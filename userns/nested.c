@@ -30,8 +30,8 @@ int rrt_userns_parse_own_map(const char *text, struct rrt_id_mappings *ids)
 {
   ids->v = NULL;
   ids->n = 0;
-  const char *p = text;
-  while (p && *p) {
+  const char *p = text ? text : "";
+  while (*p) {
     unsigned long inside, outside, count;
     int used = 0;
     if (sscanf(p, " %lu %lu %lu%n", &inside, &outside, &count, &used) != 3)
@@ -187,9 +187,11 @@ static void identity(struct rrt_id_mappings *out, const struct rrt_id_mappings *
 {
   for (size_t i = 0; i < ids->n; i++) {
     uint32_t lo = ids->v[i].container_id, size = ids->v[i].size;
-    /* (uid_t)-1 is no id: the initial namespace's 0 0 4294967295 stops just below it. */
-    if ((uint64_t)lo + size > UINT32_MAX)
-      size = UINT32_MAX - lo;
+    /* Never the initial namespace's own map, 0 0 4294967295: that is how a runtime (this one
+     * nested again, or the container's init) tells a host from a container. The last id,
+     * 4294967294, stays out. */
+    if ((uint64_t)lo + size > UINT32_MAX - 1)
+      size = UINT32_MAX - 1 - lo;
     if (size > 0)
       ids_add(out, lo, lo, size);
   }
@@ -197,8 +199,9 @@ static void identity(struct rrt_id_mappings *out, const struct rrt_id_mappings *
 
 /* 0 -> the caller, then each subordinate range after the other, as far as the namespace has
  * those ids: false when it lacks them, or the user has none. */
-static bool subordinate(struct rrt_id_mappings *out, uint32_t self, const struct rrt_id_mappings *ids,
-                        const char *file, const char *user, unsigned long id, const char **why)
+static bool subordinate(struct rrt_id_mappings *out, uint32_t self,
+                        const struct rrt_id_mappings *ids, const char *file, const char *user,
+                        unsigned long id, const char **why)
 {
   cleanup_free struct rrt_subid_range *r = NULL;
   size_t n = 0;

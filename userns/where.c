@@ -106,4 +106,3 @@ char *rrt_userns_find_helper(const char *name)
   found[slot].path = path ? xstrdup(path) : NULL;
   return path;
 }
-
