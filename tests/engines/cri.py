@@ -256,9 +256,43 @@ def remove_pod(pod):
 
 # ---------------------------------------------------------------- scenarios
 
-IMAGE = "docker.io/rrt/busybox:test"
+IMAGE = os.environ.get("CRI_IMAGE", "docker.io/rrt/busybox:test")
 CG = os.environ.get("CRI_CGROUP_PARENT", "/rrt-cri")
 RUNNING, EXITED = 1, 2
+
+
+def nested_job(spec):
+    """nested.sh's CI job in a pod (CRI_NESTED_JOB: {"command": [...], "mounts": [[host, ctr,
+    readonly], ...], "devices": [path, ...]}), non-privileged; prints what it printed."""
+    pod, cfg, err = run_pod("nested", f"{CG}/nested")
+    if not pod:
+        print(f"not ok - RunPodSandbox: {err}")
+        return
+    ns = msg((1, NODE), (2, CONTAINER), (3, NODE))
+    linux = msg((2, msg((2, False), (3, ns))))
+    ccfg = msg((1, msg((1, "job"), (2, 0))), (2, msg((1, IMAGE))), (3, spec["command"]),
+               (7, [volume(h, c, readonly=ro) for h, c, ro in spec["mounts"]]),
+               (8, [msg((1, d), (2, d), (3, "rwm")) for d in spec.get("devices", [])]),
+               (11, "job.log"), (15, linux))
+    cid, err = create_start(pod, cfg, ccfg)
+    if err:
+        print(f"not ok - the job's container starts: {err}")
+    else:
+        st = wait_state(cid, EXITED, int(os.environ.get("CRI_NESTED_TIMEOUT", "150")))
+        if not st or st["state"] != EXITED:
+            print(f"not ok - the job's container ends: {st}")
+        try:
+            with open(os.path.join(WORK, "logs", "nested", "job.log")) as f:
+                for line in f:  # "TIME STREAM TAG TEXT" (the CRI log format)
+                    print(line.rstrip("\n").split(" ", 3)[-1], flush=True)
+        except OSError as e:
+            print(f"not ok - the job's log: {e}")
+    remove_pod(pod)
+
+
+if os.environ.get("CRI_NESTED_JOB"):
+    nested_job(json.loads(os.environ["CRI_NESTED_JOB"]))
+    sys.exit(0)
 
 r, err = call("Version", msg((1, "v1")))
 ok(r is not None and text(r, 2) == "containerd", "Version: containerd's CRI plugin answers",
