@@ -20,8 +20,11 @@
 #include "rootlessrt/userns.h"
 #include "rootlessrt/util.h"
 
-/* Runs fn in a forked child and returns the errno it reports (0: it worked), or -1 when the
- * child could not run. */
+/* What a trial returns when the user namespace itself could not be made. */
+#define NO_USERNS 1000
+
+/* Runs fn in a forked child and returns what it reports (0: it worked, an errno, or NO_USERNS +
+ * errno), or -1 when the child could not run. */
 static int in_child(int (*fn)(void))
 {
   int p[2];
@@ -50,7 +53,7 @@ static int in_child(int (*fn)(void))
 static int try_proc(void)
 {
   if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) < 0)
-    return -errno;
+    return NO_USERNS + errno;
   pid_t pid = fork();
   if (pid < 0)
     return errno;
@@ -72,7 +75,7 @@ static int try_proc(void)
 static int try_sysfs(void)
 {
   if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) < 0)
-    return -errno;
+    return NO_USERNS + errno;
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
       mount("sysfs", "/sys", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
     return errno;
@@ -84,7 +87,7 @@ static int try_sysfs(void)
 static int try_sethostname(void)
 {
   if (unshare(CLONE_NEWUSER | CLONE_NEWUTS) < 0)
-    return -errno;
+    return NO_USERNS + errno;
   char name[65];
   memset(name, 'x', sizeof(name));
   return sethostname(name, sizeof(name)) < 0 ? errno : 0;
@@ -164,7 +167,8 @@ static void report_ids(struct rrt_check *c, const struct rrt_userns_caller *who)
               "%s: %s", caps, rrt_error_msg(&err));
   } else if (plan.method == RRT_MAP_DIRECT) {
     check_add(c, "nested-ids", RRT_CHECK_OK, NULL,
-              "%s: containers get all of them, each onto itself (CAP_SETUID and CAP_SETGID)", caps);
+              "%s: containers get all of them%s, each onto itself (CAP_SETUID and CAP_SETGID)",
+              caps, who->initial ? " but the last, 4294967294" : "");
   } else if (plan.method == RRT_MAP_HELPERS) {
     uint64_t n = 0;
     for (size_t i = 0; i < plan.uid_map.n; i++)
@@ -211,23 +215,27 @@ static void report_seccomp(struct rrt_check *c)
               "a seccomp filter outside allows user namespaces and sethostname");
 }
 
-static void report_mount(struct rrt_check *c, const char *name, const char *dir,
-                         const char *fs, int (*try)(void), const char *fallback)
+static void report_mount(struct rrt_check *c, const char *name, const char *dir, const char *fs,
+                         int (*try)(void), const char *fallback)
 {
   size_t below = mounts_below(c, dir);
   int e = in_child(try);
   if (e == 0) {
-    check_add(c, name, RRT_CHECK_OK, NULL, "a fresh %s mounts (%zu masked or read-only paths in %s)",
-              fs, below, dir);
+    check_add(c, name, RRT_CHECK_OK, NULL,
+              "a fresh %s mounts (%zu masked or read-only paths in %s)", fs, below, dir);
   } else if (e < 0) {
-    check_add(c, name, RRT_CHECK_WARN, NULL, "not tried: no user namespace (%s)",
-              strerror(e == -1 ? EIO : -e));
+    check_add(c, name, RRT_CHECK_WARN, NULL, "not tried: the trial did not run");
+  } else if (e >= NO_USERNS) {
+    /* No container at all then: userns and nested-seccomp say why. */
+    check_add(c, name, RRT_CHECK_FAIL, NULL,
+              "not tried: no user namespace can be made here (%s; see userns, nested-seccomp)",
+              strerror(e - NO_USERNS));
   } else {
     check_add(c, name, RRT_CHECK_WARN,
               xstrdup("docker run --security-opt systempaths=unconfined ...  # podman: "
                       "--security-opt unmask=ALL"),
-              "a fresh %s is refused (%s; %zu masked or read-only paths in the outer %s): %s",
-              fs, strerror(e), below, dir, fallback);
+              "a fresh %s is refused (%s; %zu masked or read-only paths in the outer %s): %s", fs,
+              strerror(e), below, dir, fallback);
   }
 }
 
@@ -235,6 +243,7 @@ void check_nested(struct rrt_check *c)
 {
   struct rrt_userns_caller who;
   rrt_userns_caller_read(&who);
+  c->nested = who.nested;
   if (!who.nested) {
     check_add(c, "nested", RRT_CHECK_OK, NULL,
               "not in a container: the initial user namespace, a full capability bounding set");
@@ -262,10 +271,9 @@ void check_nested(struct rrt_check *c)
       worst = c->items[i].level;
   c->items[first].level = worst;
   char *found = xasprintf("%s: %s", c->items[first].found,
-                          worst == RRT_CHECK_FAIL ? "containers cannot be made here (see below)"
-                          : worst == RRT_CHECK_WARN
-                              ? "containers run, with the limits below"
-                              : "containers run as on a host");
+                          worst == RRT_CHECK_FAIL   ? "containers cannot be made here (see below)"
+                          : worst == RRT_CHECK_WARN ? "containers run, with the limits below"
+                                                    : "containers run as on a host");
   free(c->items[first].found);
   c->items[first].found = found;
   rrt_userns_caller_free(&who);

@@ -158,10 +158,15 @@ leftovers "run --rm oci-archive:"
 # 5. check: says it is nested and what the outer container allows.
 "$RRT" check >"$W/.out" 2>&1
 out=$(cat "$W/.out")
-if printf '%s\n' "$out" | grep -qE '^(ok|warn|fail|info) +nested '; then
-  pass "check reports the nesting"
+# Where nothing can be made, its verdict is fail; elsewhere it names how the ids go.
+want='^(ok|warn) +nested +inside .*: containers run'
+case $EXPECT in fail:*) want='^fail +nested +inside .*: containers cannot be made here' ;; esac
+if printf '%s\n' "$out" | grep -qE "$want" &&
+  printf '%s\n' "$out" | grep -qE '^(ok|warn|fail) +nested-ids +uid [0-9]+, ' &&
+  printf '%s\n' "$out" | grep -qE '^(ok|warn|fail) +nested-(seccomp|proc|sys) '; then
+  pass "check reports the nesting and what the outer container allows"
 else
-  fail "check reports the nesting" "$out"
+  fail "check reports the nesting and what the outer container allows" "want a line: $want" "$out"
 fi
 [ "${NESTED_DEBUG:-0}" = 1 ] && printf '%s\n' "$out" | sed 's/^/#   /'
 exit 0

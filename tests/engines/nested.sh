@@ -272,7 +272,7 @@ EOF
     N_FAIL=$((N_FAIL + N_JOB * PLACES_PODMAN - 1))
     return
   fi
-  local common=(--rm --network none -v /usr:/usr:ro -v /usr/lib:/lib:ro -v /usr/lib64:/lib64:ro
+  local common=(--rm --network none -e "NESTED_DEBUG=${NESTED_DEBUG:-0}" -v /usr:/usr:ro -v /usr/lib:/lib:ro -v /usr/lib64:/lib64:ro
     -v "$BIN:/nested/bin:ro")
   job podman-default "${as_podman[@]}" podman run "${common[@]}" -v "$u/job1:/job" \
     docker.io/rrt/nested:test sh /nested/bin/nested-inner.sh /nested/bin /job ok fail:/dev/net/tun
@@ -313,7 +313,7 @@ docker_places() {
     fail "docker: dockerd starts and loads the image" "$(tail -n 20 "$d/dockerd.log")" "$(cat "$d/load.log" 2>/dev/null)"
     N_FAIL=$((N_FAIL + N_JOB * PLACES_DOCKER - 1))
   else
-    local common=(run --rm --network none -v /usr:/usr:ro -v /usr/lib:/lib:ro -v /usr/lib64:/lib64:ro
+    local common=(run --rm --network none -e "NESTED_DEBUG=${NESTED_DEBUG:-0}" -v /usr:/usr:ro -v /usr/lib:/lib:ro -v /usr/lib64:/lib64:ro
       -v "$BIN:/nested/bin:ro")
     local gitlab=(--security-opt seccomp=unconfined --security-opt apparmor=unconfined --device /dev/net/tun)
     job docker-gitlab "${dk[@]}" "${common[@]}" "${gitlab[@]}" -v "$d/job1:/job" \
