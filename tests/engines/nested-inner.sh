@@ -83,8 +83,11 @@ leftovers() {
   l=$("$RRT" $ROOT_FLAG list -q 2>/dev/null)
   [ -n "$l" ] && left="$left containers: $l;"
   # ROOT/.run holds the desktop form's generated bundles: empty after --rm.
-  [ -d "$ROOT" ] && l=$(ls -A "$ROOT" "$ROOT/.run" 2>/dev/null | grep -vE '^(\.run|.*:)?$') &&
-    [ -n "$l" ] && left="$left state: $l;"
+  l=""
+  for f in "$ROOT"/* "$ROOT"/.[!.]* "$ROOT"/.run/* "$ROOT"/.run/.[!.]*; do
+    [ -e "$f" ] && [ "$f" != "$ROOT/.run" ] && l="$l ${f#"$ROOT"/}"
+  done
+  [ -n "$l" ] && left="$left state:$l;"
   l=$(grep -F " $W/" /proc/self/mountinfo)
   [ -n "$l" ] && left="$left mounts: $l;"
   for p in /proc/[0-9]*; do

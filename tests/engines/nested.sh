@@ -42,12 +42,22 @@ if [ "${1:-}" = --cri ]; then
   mkdir -p "$W" && mount -t tmpfs -o mode=0755 cri-work "$W" || exit 2
   mkdir -p "$W/root" "$W/state" "$W/runc" "$W/cni" "$W/job"
   ctrd_pid=""
-  trap '[ -n "$ctrd_pid" ] && kill "$ctrd_pid" 2>/dev/null && wait "$ctrd_pid" 2>/dev/null
-    pkill -KILL -f "containerd-shim-runc-v2 -namespace k8s.io -address $W/" 2>/dev/null
+  cri_cleanup() {
+    local cg
+    [ -n "$ctrd_pid" ] && kill "$ctrd_pid" 2>/dev/null && wait "$ctrd_pid" 2>/dev/null
+    # The shims this containerd started (their command line names its address in W), by pid.
+    local p
+    for p in /proc/[0-9]*; do
+      case $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) in
+        *containerd-shim-runc-v2*"-address $W/"*) kill -KILL "${p#/proc/}" 2>/dev/null ;;
+      esac
+    done
     for cg in /sys/fs/cgroup/*/rrt-nested-cri-$$ /sys/fs/cgroup/rrt-nested-cri-$$; do
       [ -d "$cg" ] && find "$cg" -depth -type d -exec rmdir {} \; 2>/dev/null
     done
-    umount -R "$W" 2>/dev/null' EXIT
+    umount -R "$W" 2>/dev/null
+  }
+  trap cri_cleanup EXIT
   restrict=false
   [ $((0x$(awk '/^CapBnd:/ {print $2}' /proc/self/status) >> 24 & 1)) -eq 0 ] && restrict=true
   {
