@@ -105,6 +105,9 @@ expect "spec --rootless bundle" '^hello$'
   [ "$h" = rootlessrt ] || printf '%s\n' "$err" | grep -q 'hostname "rootlessrt" not set' ||
     fail "spec --rootless bundle: the hostname is the config's, or a warning says why not" "$out" "$err"
   printf '%s\n' "$out" | grep -qx proc || fail "spec --rootless bundle: a /proc" "$out"
+  # NESTED_MAP_LINES=N: the container's uid_map must have N lines (the helpers' ranges).
+  [ -n "${NESTED_MAP_LINES:-}" ] && [ "$(printf '%s\n' "$out" | sed -n 4p)" != "$NESTED_MAP_LINES" ] &&
+    fail "spec --rootless bundle: a uid_map of $NESTED_MAP_LINES lines" "$out" "$err"
 }
 # What the runtime warned about (the outer /proc bound, a hostname refused), for the log.
 printf '%s\n' "$err" | grep '^rootlessrt: warning: ' | sed 's/^/#   job1: /'

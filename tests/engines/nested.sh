@@ -30,7 +30,7 @@ source "$here/tap.sh"
 source "$here/daemon.sh"
 
 N_JOB=9 # the lines nested-inner.sh prints
-PLACES_RRT=7 PLACES_PODMAN=2 PLACES_DOCKER=3 PLACES_CRI=1
+PLACES_RRT=8 PLACES_PODMAN=2 PLACES_DOCKER=3 PLACES_CRI=1
 T=${RRT_NESTED_TIMEOUT:-180} # seconds per place
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
@@ -244,6 +244,31 @@ rrt_places() {
     "$caps14 | .process.capabilities |= map_values(. + [\"CAP_SYS_RESOURCE\"]) |
      .linux.readonlyPaths -= [\"/proc/sys\"]" 'echo 0 >/proc/sys/user/max_user_namespaces || exit 3; '
   rrt_place notun ok "fail:/dev/net/tun" "$u1000 | .linux.devices = []"
+  # As podman's own images ship it: /etc/subuid and /etc/subgid of the image (two ranges around
+  # the user's own id), newuidmap and newgidmap with file capabilities (not setuid), a bounding
+  # set with CAP_SETUID and CAP_SETGID and no no_new_privs: the helpers map both ranges.
+  local e=$work/rrt/helpers-etc h=$work/helpers
+  mkdir -p "$e" "$h"
+  printf 'root:x:0:0::/root:/bin/sh
+ci:x:1000:1000::/build:/bin/sh
+' >"$e/passwd"
+  printf 'root:x:0:
+ci:x:1000:
+' >"$e/group"
+  printf 'ci:1:999
+ci:1001:64535
+' | tee "$e/subuid" >"$e/subgid"
+  if command -v setcap >/dev/null && install -m 0755 /usr/bin/newuidmap /usr/bin/newgidmap "$h/" &&
+    setcap cap_setuid+ep "$h/newuidmap" && setcap cap_setgid+ep "$h/newgidmap"; then
+    rrt_place helpers ok same "$u1000 | .process.noNewPrivileges = false |
+      .process.capabilities = {bounding: \$dcaps} |
+      .mounts |= map(if .destination == \"/etc\" then .source = \"$e\" else . end) |
+      .mounts += [{destination: \"/nested/helpers\", type: \"bind\", source: \"$h\", options: [\"bind\", \"ro\"]}] |
+      .process.env |= map(select(startswith(\"PATH=\") | not)) |
+      .process.env += [\"PATH=/nested/helpers:/usr/bin:/bin\", \"NESTED_MAP_LINES=3\"]"
+  else
+    skip "rrt-helpers: setcap (libcap2-bin) cannot give a copy of newuidmap file capabilities" "$N_JOB"
+  fi
   # A read-only root, no tmpfs on /tmp or /run, no XDG_RUNTIME_DIR: the job's work is on /build
   # (its checkout), the state must go to /dev/shm.
   rrt_place rostate ok same "$u1000 | .mounts |= map(select(.destination != \"/tmp\" and .destination != \"/run\")) |
