@@ -359,6 +359,7 @@ static int setup_userns_plan(struct create_ctx *c, struct rrt_error *err)
   struct rrt_userns_caller caller;
   rrt_userns_caller_read(&caller);
   int r = rrt_userns_plan_caller(c->spec, &caller, &c->plan, err);
+  c->init.nested = caller.nested;
   rrt_userns_caller_free(&caller);
   return r < 0 ? rrt_error_wrap(err, "user namespace") : 0;
 }

@@ -262,15 +262,25 @@ RUNNING, EXITED = 1, 2
 
 
 def nested_job(spec):
-    """nested.sh's CI job in a pod (CRI_NESTED_JOB: {"command": [...], "mounts": [[host, ctr,
-    readonly], ...], "devices": [path, ...]}), non-privileged; prints what it printed."""
-    pod, cfg, err = run_pod("nested", f"{CG}/nested")
+    """nested.sh's CI job in a pod (CRI_NESTED_JOB: {"name": pod name, "command": [...],
+    "mounts": [[host, ctr, readonly], ...], "devices": [path, ...], "run_as_user": uid}),
+    non-privileged; prints what it printed."""
+    name = spec.get("name", "nested")
+    pod, cfg, err = run_pod(name, f"{CG}/{name}")
     if not pod:
         print(f"not ok - RunPodSandbox: {err}")
         return
     ns = msg((1, NODE), (2, CONTAINER), (3, NODE))
-    linux = msg((2, msg((2, False), (3, ns))))
-    ccfg = msg((1, msg((1, "job"), (2, 0))), (2, msg((1, IMAGE))), (3, spec["command"]),
+    user = spec.get("run_as_user")
+    # What the kubelet sends for procMount Default: its masked and read-only paths.
+    masked = ["/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+              "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
+              "/sys/firmware"]
+    readonly = ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"]
+    linux = msg((2, msg((2, False), (3, ns), (5, msg((1, user)) if user is not None else None),
+                        (13, masked), (14, readonly))))
+    envs = [msg((1, k), (2, v)) for k, v in spec.get("envs", {}).items()]
+    ccfg = msg((1, msg((1, "job"), (2, 0))), (2, msg((1, IMAGE))), (3, spec["command"]), (6, envs),
                (7, [volume(h, c, readonly=ro) for h, c, ro in spec["mounts"]]),
                (8, [msg((1, d), (2, d), (3, "rwm")) for d in spec.get("devices", [])]),
                (11, "job.log"), (15, linux))
@@ -282,7 +292,7 @@ def nested_job(spec):
         if not st or st["state"] != EXITED:
             print(f"not ok - the job's container ends: {st}")
         try:
-            with open(os.path.join(WORK, "logs", "nested", "job.log")) as f:
+            with open(os.path.join(WORK, "logs", name, "job.log")) as f:
                 for line in f:  # "TIME STREAM TAG TEXT" (the CRI log format)
                     print(line.rstrip("\n").split(" ", 3)[-1], flush=True)
         except OSError as e:

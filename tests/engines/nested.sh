@@ -15,8 +15,8 @@
 #   docker-*  inside rootful Docker (a dockerd of its own, runc) with seccomp and AppArmor
 #             unconfined, no --privileged (GitLab's runners), as root and as USER 1000, and in
 #             Docker's default container (its seccomp profile: the one-line refusal);
-#   cri       inside a Kubernetes pod through containerd's CRI (runc, a non-privileged
-#             securityContext).
+#   cri-*     inside a Kubernetes pod through containerd's CRI (runc, a non-privileged
+#             securityContext), as uid 0 and as runAsUser 1000.
 # The outer containers bind the host's /usr read-only (a Debian CI image), the runtime's files
 # read-only and a work directory; images are made offline (oci-image.sh). A place whose engine
 # is missing is skipped with the reason. Real root only (it starts the engines and sets up the
@@ -30,15 +30,15 @@ source "$here/tap.sh"
 source "$here/daemon.sh"
 
 N_JOB=9 # the lines nested-inner.sh prints
-PLACES_RRT=8 PLACES_PODMAN=2 PLACES_DOCKER=3 PLACES_CRI=1
+PLACES_RRT=9 PLACES_PODMAN=3 PLACES_DOCKER=3 PLACES_CRI=2
 T=${RRT_NESTED_TIMEOUT:-180} # seconds per place
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
-# Internal: nested.sh --cri WORK BIN, in a private mount namespace: containerd with its CRI
+# Internal: nested.sh --cri WORK BIN UID, in a private mount namespace: containerd with its CRI
 # plugin (runc as the handler, as a cluster has it), a pod, the job's container (cri.py); prints
 # the job's lines.
 if [ "${1:-}" = --cri ]; then
-  W=$2/cri BIN=$3
+  W=$2/cri-$4 BIN=$3 as=$4
   mkdir -p "$W" && mount -t tmpfs -o mode=0755 cri-work "$W" || exit 2
   mkdir -p "$W/root" "$W/state" "$W/runc" "$W/cni" "$W/job"
   ctrd_pid=""
@@ -97,7 +97,9 @@ TOML
     sed 's/^/#   /' "$W/img.log"
     exit 1
   fi
-  job=$(jq -cn --arg bin "$BIN" --arg w "$W/job" '{
+  chmod 1777 "$W/job"
+  job=$(jq -cn --arg bin "$BIN" --arg w "$W/job" --argjson uid "$as" --arg debug "${NESTED_DEBUG:-0}" '{
+    name: "nested-\($uid)", run_as_user: $uid, envs: {NESTED_DEBUG: $debug},
     command: ["sh", "/nested/bin/nested-inner.sh", "/nested/bin", "/job", "ok", "same"],
     mounts: [["/usr", "/usr", true], ["/usr/lib", "/lib", true], ["/usr/lib64", "/lib64", true],
              [$bin, "/nested/bin", true], [$w, "/job", false]],
@@ -205,10 +207,10 @@ rrt_place() {
     ln -s usr/sbin sbin && ln -s usr/lib lib && ln -s usr/lib64 lib64) || return 1
   (cd "$d" && "$BIN/rootlessrt" spec --rootless) || return 1
   jq --arg bin "$BIN" --arg build "$d/build" --arg e "$expect" --arg en "$expect_net" \
-    --arg pre "$prefix" --argjson dcaps "$DOCKER_CAPS" --argjson sc "$SECCOMP_NO_USERNS" '
+    --arg pre "$prefix" --arg debug "${NESTED_DEBUG:-0}" --argjson dcaps "$DOCKER_CAPS" --argjson sc "$SECCOMP_NO_USERNS" '
     .process.terminal = false | .hostname = "outer" |
     .process.args = ["/bin/sh", "-c", ($pre + "exec /bin/sh /nested/bin/nested-inner.sh /nested/bin \"$W\" \"$0\" \"$1\""), $e, $en] |
-    .process.env += ["W=/tmp/job"] |
+    .process.env += ["W=/tmp/job", "NESTED_DEBUG=" + $debug] |
     .mounts += [
       {destination: "/usr", type: "bind", source: "/usr", options: ["rbind", "ro", "nosuid", "nodev"]},
       {destination: "/etc", type: "bind", source: "/etc", options: ["rbind", "ro", "nosuid", "nodev"]},
@@ -269,6 +271,12 @@ ci:1001:64535
   else
     skip "rrt-helpers: setcap (libcap2-bin) cannot give a copy of newuidmap file capabilities" "$N_JOB"
   fi
+  # Nowhere to write the state: a read-only root, no tmpfs on /tmp, /run nor /dev/shm, no
+  # XDG_RUNTIME_DIR; the job's work on /build (its checkout). check's nested verdict is
+  # unaffected (runtime-dir says it).
+  rrt_place nostate "fail:no writable state directory: XDG_RUNTIME_DIR is not set and none of .*: set XDG_RUNTIME_DIR to a writable directory, or pass --root DIR" same \
+    "$u1000 | .mounts |= map(select(.destination != \"/tmp\" and .destination != \"/run\" and .destination != \"/dev/shm\")) |
+    .process.env += [\"W=/build/job\", \"NESTED_ROOT=/nonexistent\", \"NESTED_VERDICT=ok\"]"
   # A read-only root, no tmpfs on /tmp or /run, no XDG_RUNTIME_DIR: the job's work is on /build
   # (its checkout), the state must go to /dev/shm.
   rrt_place rostate ok same "$u1000 | .mounts |= map(select(.destination != \"/tmp\" and .destination != \"/run\")) |
@@ -310,6 +318,10 @@ EOF
   local common=(--rm --network none -e "NESTED_DEBUG=${NESTED_DEBUG:-0}" -v /usr:/usr:ro -v /usr/lib:/lib:ro -v /usr/lib64:/lib64:ro
     -v "$BIN:/nested/bin:ro")
   job podman-default "${as_podman[@]}" podman run "${common[@]}" -v "$u/job1:/job" \
+    docker.io/rrt/nested:test sh /nested/bin/nested-inner.sh /nested/bin /job ok fail:/dev/net/tun
+  # The job as uid 1000 of podman's container (its work on a tmpfs it can write).
+  job podman-user1000 "${as_podman[@]}" podman run "${common[@]}" --user 1000:1000 \
+    --tmpfs /job:rw,exec,mode=1777 \
     docker.io/rrt/nested:test sh /nested/bin/nested-inner.sh /nested/bin /job ok fail:/dev/net/tun
   job podman-unconfined "${as_podman[@]}" podman run "${common[@]}" -v "$u/job2:/job" \
     --security-opt seccomp=unconfined --device /dev/net/tun \
@@ -384,7 +396,8 @@ cri_places() {
     skip "cri: python3-grpcio is not installed" $((N_JOB * PLACES_CRI))
     return
   fi
-  job cri unshare -m --propagation private bash "$here/nested.sh" --cri "$work" "$BIN"
+  job cri unshare -m --propagation private bash "$here/nested.sh" --cri "$work" "$BIN" 0
+  job cri-user1000 unshare -m --propagation private bash "$here/nested.sh" --cri "$work" "$BIN" 1000
 }
 
 
