@@ -343,7 +343,12 @@ docker_places() {
       return
     fi
   done
-  local cli d=$work/docker
+  local cli d=$work/docker host_dirs_new="" c2
+  # dockerd makes /run/docker/plugins and its shims /run/containerd/s whatever its exec root:
+  # their empty directories go after, when they were not there before.
+  for c2 in /run/docker /run/containerd; do
+    [ -e "$c2" ] || host_dirs_new="$host_dirs_new $c2"
+  done
   cli=$(dirname "$(command -v dockerd)")/../bin/docker
   [ -x "$cli" ] || cli=$(command -v docker)
   mkdir -p "$d/data" "$d/exec" "$d/job1" "$d/job2" "$d/job3"
@@ -379,6 +384,9 @@ docker_places() {
   local m
   for m in $(awk '$9 ~ /^cgroup2?$/ {print $5}' /proc/self/mountinfo); do
     [ -d "$m/rrt-nested-$$" ] && find "$m/rrt-nested-$$" -depth -type d -exec rmdir {} \; 2>/dev/null
+  done
+  for c2 in $host_dirs_new; do
+    [ -d "$c2" ] && find "$c2" -depth -type d -empty -exec rmdir {} \; 2>/dev/null
   done
 }
 
