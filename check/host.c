@@ -43,8 +43,30 @@ void check_runtime_dir(struct rrt_check *c)
   const char *dir = getenv("XDG_RUNTIME_DIR");
   const char *name = "runtime-dir";
   if (!dir || !*dir) {
-    if (c->uid == 0)
+    char run[64], rootlessrt_uid[32];
+    snprintf(run, sizeof(run), "/run/user/%u", (unsigned)c->uid);
+    snprintf(rootlessrt_uid, sizeof(rootlessrt_uid), "rootlessrt-%u", (unsigned)c->uid);
+    /* A CI job's container may have a read-only root: the state goes where it can (state.c). */
+    const char *tmp = access("/tmp", W_OK | X_OK) == 0       ? "/tmp"
+                      : access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm"
+                                                             : NULL;
+    if (c->uid == 0 && access("/run", W_OK) == 0)
       check_add(c, name, RRT_CHECK_OK, NULL, "XDG_RUNTIME_DIR not set; root's state is in /run");
+    else if (c->uid == 0 && tmp)
+      check_add(c, name, RRT_CHECK_OK, NULL,
+                "XDG_RUNTIME_DIR not set and /run is not writable; root's state is in "
+                "%s/rootlessrt-0",
+                tmp);
+    else if (c->uid == 0)
+      check_add(c, name, RRT_CHECK_FAIL, xstrdup("export XDG_RUNTIME_DIR=/some/writable/dir"),
+                "XDG_RUNTIME_DIR not set and none of /run, /tmp, /dev/shm is writable: create "
+                "fails without --root");
+    else if (c->nested && (tmp || access(run, W_OK | X_OK) == 0))
+      /* A CI job has no login session: no engine of the host looks for its state. */
+      check_add(c, name, RRT_CHECK_OK, NULL,
+                "XDG_RUNTIME_DIR not set (a CI job's container): the state goes to %s/%s",
+                access(run, W_OK | X_OK) == 0 ? run : tmp,
+                access(run, W_OK | X_OK) == 0 ? "rootlessrt" : rootlessrt_uid);
     else
       check_add(c, name, RRT_CHECK_WARN, runtime_dir_fix(c, NULL),
                 "XDG_RUNTIME_DIR is not set (su, sudo, cron?): state goes to /run/user/%u or "
@@ -245,6 +267,13 @@ static void report_device(struct rrt_check *c, const struct device *d)
   if (!e) {
     check_add(c, d->item, RRT_CHECK_OK, NULL, "%s opens read-write (mode %04o)", d->path,
               (unsigned)(st.st_mode & 07777));
+  } else if (!have && c->nested) {
+    /* Not the host's to fix from inside a CI job's container: the engine's option gives it. */
+    check_add(c, d->item, RRT_CHECK_WARN,
+              xasprintf("docker run --device %s ...  # podman run --device %s; a pod: a device "
+                        "plugin",
+                        d->path, d->path),
+              "%s: %s (the job's container has none): %s", d->path, strerror(e), d->needed_by);
   } else if (!have) {
     check_add(c, d->item, RRT_CHECK_WARN, xasprintf("sudo modprobe %s", d->module), "%s: %s: %s",
               d->path, strerror(e), d->needed_by);

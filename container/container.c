@@ -353,21 +353,15 @@ static int make_state_files(struct create_ctx *c, struct rrt_error *err)
   return 0;
 }
 
-static bool caller_privileged(void)
-{
-  if (rrt_host_privileged())
-    return true;
-  /* uid 0 in a non-initial user namespace (rootless podman calls us so):
-   * honour the config as written. */
-  return geteuid() == 0;
-}
-
+/* Host root, root of rootless podman's namespace, a user, or a CI job's container (userns.h). */
 static int setup_userns_plan(struct create_ctx *c, struct rrt_error *err)
 {
-  if (rrt_userns_plan(c->spec, getuid(), getgid(), rrt_user_name(getuid()), caller_privileged(),
-                      "/etc/subuid", "/etc/subgid", &c->plan, err) < 0)
-    return rrt_error_wrap(err, "user namespace");
-  return 0;
+  struct rrt_userns_caller caller;
+  rrt_userns_caller_read(&caller);
+  int r = rrt_userns_plan_caller(c->spec, &caller, &c->plan, err);
+  c->init.nested = caller.nested;
+  rrt_userns_caller_free(&caller);
+  return r < 0 ? rrt_error_wrap(err, "user namespace") : 0;
 }
 
 static int run_hooks(struct create_ctx *c, enum rrt_hook_kind kind, const char *status,

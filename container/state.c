@@ -34,8 +34,17 @@ int rrt_state_root(const char *flag_root, bool create, char **out, struct rrt_er
       path = xstrdup("/run/rootlessrt");
     else if (access(run_user, W_OK | X_OK) == 0)
       path = xasprintf("%s/rootlessrt", run_user);
-    else
+    else if (access("/tmp", W_OK | X_OK) == 0 || access("/dev/shm", W_OK | X_OK) < 0)
       path = xasprintf("/tmp/rootlessrt-%u", geteuid());
+    else /* a CI job's container with a read-only root and no tmpfs on /tmp */
+      path = xasprintf("/dev/shm/rootlessrt-%u", geteuid());
+    if (create && strncmp(path, "/tmp/", 5) == 0 && access("/tmp", W_OK | X_OK) < 0 &&
+        access(path, W_OK | X_OK) < 0)
+      return rrt_error_msgf(err, EROFS,
+                            "no writable state directory: XDG_RUNTIME_DIR is not set and "
+                            "none of %s, /tmp, /dev/shm is writable: set XDG_RUNTIME_DIR to a "
+                            "writable directory, or pass --root DIR",
+                            geteuid() == 0 ? "/run" : run_user);
   }
   if (create) {
     /* --root may name a path whose parents do not exist yet, like runc. */

@@ -42,10 +42,15 @@ fail:
 
 static int map_child(pid_t pid, struct rrt_error *err)
 {
-  struct rrt_spec spec = {0};
+  /* A new user namespace without maps in the config: the maps a container of this caller
+   * gets by default (container.c), nested or not. */
+  struct rrt_namespace userns = {.type = CLONE_NEWUSER};
+  struct rrt_spec spec = {.lnx = {.namespaces = &userns, .n_namespaces = 1}};
   struct rrt_userns_plan plan = {0};
-  int r = rrt_userns_plan(&spec, getuid(), getgid(), rrt_user_name(getuid()), rrt_host_privileged(),
-                          "/etc/subuid", "/etc/subgid", &plan, err);
+  struct rrt_userns_caller caller;
+  rrt_userns_caller_read(&caller);
+  int r = rrt_userns_plan_caller(&spec, &caller, &plan, err);
+  rrt_userns_caller_free(&caller);
   if (r == 0 && plan.method != RRT_MAP_NONE)
     r = rrt_userns_write_maps(pid, &plan, err);
   rrt_userns_plan_free(&plan);

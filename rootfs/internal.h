@@ -76,6 +76,10 @@ int rrt_mask_host_cgroups(int rootfd, const char *sys_dest, struct rrt_error *er
  * proc and sysfs ones that cannot be covered. In host.c. */
 int rrt_rootfs_detach_host(const char *rootfs, struct rrt_error *err);
 
+/* The number of mounts strictly below dir in this mount namespace (an engine's masked and
+ * read-only paths of /proc). In host.c. */
+size_t rrt_rootfs_mounts_below(const char *dir);
+
 /* A shared rootfsPropagation: the mount the rootfs lies on, and /, made private (not their
  * submounts), so that neither the bind of the rootfs nor pivot_root (which refuses a shared
  * root or parent) sees them shared; the volumes in the rootfs keep their peer groups. In

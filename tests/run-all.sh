@@ -140,6 +140,11 @@ engine docker docker.sh
 # Rootless podman with --cgroup-manager=systemd beside a real systemd --user manager (started by
 # tests/helper/systemd-user.sh; skipped with the reason without podman or systemd).
 engine podman-systemd podman-systemd.sh
+# Nested where CI jobs run (issue 29): inside rootlessrt's own rootless container, rootless
+# podman's, rootful Docker's (a dockerd of its own) and a CRI pod (containerd, runc), a job runs
+# spec --rootless bundles, a desktop run and slirp, or is refused in one line; each place is
+# skipped with the reason when its engine is missing.
+engine nested nested.sh
 # The hostile images of t-image-hostile.sh fed to rootless podman (its own runtime, a private
 # store) and to rootlessrt, class by class; the table of what each did (skipped without podman).
 engine podman-hostile podman-hostile.sh

@@ -31,6 +31,7 @@ struct rrt_init_args {
   bool own_terminal;
   bool no_pivot;
   bool no_new_keyring;
+  bool nested;      /* the runtime runs in a CI job's container (rrt_userns_caller.nested) */
   int preserve_fds; /* listen_fds included */
   int listen_fds;
   int ns_flags; /* CLONE_NEW* to create (the user namespace excluded) */

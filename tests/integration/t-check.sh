@@ -166,8 +166,8 @@ if unshare -r sh -c 'echo 0 >/proc/sys/user/max_user_namespaces' 2>/dev/null; th
   run unshare -r sh -c 'echo 0 >/proc/sys/user/max_user_namespaces && exec "$@"' sh \
     timeout 30 "$RRT" --root "$RRT_ROOT" run -b "$b" "$id"
   is "$rc" 1 "create where no user namespace may be made fails"
-  like "$err" "clone\(CLONE_NEWUSER\).*\(no user namespace may be created \(user.max_user_namespaces\)\); run 'rootlessrt check' for details\$" \
-    "create's error names user.max_user_namespaces and ends with run 'rootlessrt check' for details"
+  like "$err" "clone\(CLONE_NEWUSER\).*\(no user namespace may be created \(user.max_user_namespaces = 0 here: raise it where it is 0, on the host or in the outer container, sysctl -w user.max_user_namespaces=15000\)\); run 'rootlessrt check' for details\$" \
+    "create's error names user.max_user_namespaces, the fix, and ends with run 'rootlessrt check' for details"
   nothing_left "$id" "$b"
 else
   skip "unshare -r cannot make a user namespace here (or set its max_user_namespaces)" 5
