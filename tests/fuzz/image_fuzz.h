@@ -7,7 +7,6 @@
 
 #include <archive.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include "../../image/manifest.h"
 #include "../../image/source.h"
 #include "../../image/unpack.h"
+#include "rootlessrt/rmtree.h"
 
 static inline void fuzz_check(int r, struct rrt_error *err)
 {
@@ -150,17 +150,6 @@ static inline int fuzz_image_archive(const uint8_t *data, size_t size)
   return 0;
 }
 
-static inline int fuzz_rm_one(const char *path, const struct stat *st, int type, struct FTW *f)
-{
-  (void)st;
-  (void)f;
-  if (type == FTW_DP || type == FTW_DNR)
-    chmod(path, 0700), rmdir(path);
-  else
-    unlink(path);
-  return 0;
-}
-
 /* The bytes as a layer (tar, gzip or zstd) unpacked into a fresh scratch directory. */
 static inline int fuzz_image_unpack(const uint8_t *data, size_t size)
 {
@@ -181,7 +170,8 @@ static inline int fuzz_image_unpack(const uint8_t *data, size_t size)
   if (rootfd >= 0)
     close(rootfd);
   archive_read_free(a);
-  nftw(dir, fuzz_rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+  /* What the layer made, removed as the runtime removes such trees. */
+  (void)rrt_remove_tree(dir, NULL);
   return 0;
 }
 
