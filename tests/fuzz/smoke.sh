@@ -7,7 +7,8 @@
 # fuzzes for RRT_FUZZ_SMOKE_SECONDS (3) from that corpus, new inputs going to a scratch directory;
 # the libFuzzer part is skipped, with the reason, where clang or libFuzzer is missing or
 # RRT_FUZZ_SMOKE=0 (RRT_FUZZ_SMOKE_WHY says why). With --long (make fuzz): SECONDS of libFuzzer per harness, its new inputs kept
-# in FUZZ_BUILD/corpus/NAME and what it finds in FUZZ_BUILD/crash/NAME/.
+# in FUZZ_BUILD/corpus/NAME and what it finds in FUZZ_BUILD/crash/NAME/. libFuzzer's output goes
+# to FUZZ_BUILD/log/NAME.log.
 # Ends with "fuzz: N passed, N failed, N skipped"; exit 1 on any failure.
 set -u
 
@@ -70,9 +71,9 @@ trap 'rm -rf "$scratch"' EXIT
 
 # libfuzz NAME SECONDS CORPUS_OUT CRASH_DIR: the libFuzzer build for SECONDS from the seeds.
 libfuzz() {
-  local name=$1 seconds=$2 out=$3 crash=$4 bin=$fuzz_build/fuzz_$1 log=$scratch/$1.log
+  local name=$1 seconds=$2 out=$3 crash=$4 bin=$fuzz_build/fuzz_$1 log=$fuzz_build/log/$1.log
   local seeds=$here/corpus/$1
-  mkdir -p "$out" "$crash"
+  mkdir -p "$out" "$crash" "$fuzz_build/log"
   [ -d "$seeds" ] || seeds=""
   local dict=$here/fuzz_$1.dict
   [ -e "$dict" ] || dict=""
@@ -88,7 +89,7 @@ libfuzz() {
     ok "fuzz_$name: ${seconds}s of libFuzzer: $cov"
   else
     tail -n 40 "$log" | sed "s/^/# fuzz_$name: /"
-    not_ok "fuzz_$name: libFuzzer exited $rc; the input is in $crash/"
+    not_ok "fuzz_$name: libFuzzer exited $rc; the input is in $crash/, the whole report in $log"
   fi
 }
 
