@@ -98,6 +98,25 @@ else
   skip "not a hybrid host" 3
 fi
 
+# A cgroup2-only host: cgroup2 mounted at /sys/fs/cgroup over the hybrid layout, in a private
+# mount namespace (as t-root-cgroup.sh does): the container's own cgroup of it bound there.
+b=$(rootbundle v2host sh -c 'find /sys/fs/cgroup -mindepth 1 -type d | wc -l; echo "procs $(tr "\n" " " </sys/fs/cgroup/cgroup.procs)"
+  awk '"'"'$5 == "/sys/fs/cgroup" {l = $0} END {print "seen " l}'"'"' /proc/self/mountinfo')
+cfg "$b" '.linux.namespaces |= map(select(.type != "cgroup")) | '"$runc_mounts" || bail_out "cannot edit $b/config.json"
+id=$(new_id v2host)
+run env B="$b" ID="$id" unshare -m --propagation private sh -c '
+  mount -t cgroup2 none /sys/fs/cgroup || exit 99
+  "$@" run -b "$B" "$ID"' sh "$RRT" --root "$RRT_ROOT"
+if [ "$rc" = 99 ]; then
+  skip "cannot mount cgroup2 in a private mount namespace" 4
+else
+  is "$rc:$(head -n 1 <<<"$out")" "0:0" "a cgroup2 host, no cgroup namespace: no cgroup under the one it sees"
+  has_line "$out" '^procs 1 ' "a cgroup2 host: that is the container's own (its init, pid 1)"
+  has_line "$out" '^seen [0-9]+ [0-9]+ [0-9:]+ /[^ ]+ /sys/fs/cgroup ro[^ ]* - cgroup2 ' \
+    "a cgroup2 host: its own cgroup bound at /sys/fs/cgroup, read-only"
+  nothing_left "$id" "$b"
+fi
+
 # With a cgroup namespace: rooted at its own cgroup (mounted anew), nothing of the neighbour.
 b=$(rootbundle cgns sh -c "$look" sh "$nid")
 cfg "$b" '.linux.resources.memory = {limit: 67108864} | '"$runc_mounts" || bail_out "cannot edit $b/config.json"
