@@ -172,7 +172,9 @@ static void log_msg(enum rrt_log_level level, bool to_stderr, const char *raw)
   }
 }
 
-static void log_va(enum rrt_log_level level, bool to_stderr, const char *fmt, va_list ap)
+/* The format is checked at rrt_log's and rrt_log_file's callers; clang wants it said here too. */
+__attribute__((format(printf, 3, 0))) static void log_va(enum rrt_log_level level, bool to_stderr,
+                                                         const char *fmt, va_list ap)
 {
   int saved = errno;
   char *msg = xvasprintf(fmt, ap);

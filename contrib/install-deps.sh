@@ -41,8 +41,9 @@ fi
 # libc headers: a compiler alone cannot build anything.
 [ -e /usr/include/stdio.h ] || need libc6-dev
 
-# `install-deps.sh fuzz`: clang and its libFuzzer runtime, for `make fuzz` only.
-if [ "${1:-}" = fuzz ]; then
+# clang and its libFuzzer runtime: `make fuzz` needs them (`install-deps.sh fuzz`), and `make
+# check` runs a few seconds of each fuzzer with them, so as root they are installed for it too.
+if [ "${1:-}" = fuzz ] || [ "$(id -u)" -eq 0 ]; then
   have_cmd clang || need clang
   ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
     need libclang-rt-dev

@@ -156,7 +156,11 @@ static void udp_flow_close(struct net_relay *r, struct udp_listener *l, struct u
 {
   struct udp_flow *f = *pp;
   *pp = f->next;
-  close(f->fd); /* leaves the epoll set with it */
+  /* Out of the epoll set first: a close alone leaves it there while another fd shares the socket
+   * (the agent's copy, which it may not have closed yet), and an event of a later batch would
+   * then name the flow once it is freed. */
+  (void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, f->fd, NULL);
+  close(f->fd);
   f->fd = -1;
   f->dead = true;
   f->next = r->udp_graveyard;
@@ -391,6 +395,9 @@ static void conn_kill(struct net_relay *r, struct conn *c, bool reset)
     (void)setsockopt(c->host_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
     (void)setsockopt(c->ctr_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
   }
+  /* Out of the epoll set before the close, as a UDP flow's (udp_flow_close). */
+  (void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, c->host_fd, NULL);
+  (void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, c->ctr_fd, NULL);
   close(c->host_fd);
   close(c->ctr_fd);
   flow_close(&c->up);

@@ -71,6 +71,9 @@ int rrt_mount_cgroup(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct 
 /* After a bind of the host's /sys onto sys_dest: its fs/cgroup (the host's hierarchies, and
  * on a hybrid host a writable cgroup2) hidden under an empty read-only tmpfs. */
 int rrt_mask_host_cgroups(int rootfd, const char *sys_dest, struct rrt_error *err);
+/* The host's /sys bound at sys_dest, no cgroup namespace: its fs/cgroup replaced by the
+ * container's own cgroups (read-only), as a cgroup mount there would show them. */
+int rrt_own_cgroups_under_sys(int rootfd, const char *sys_dest, struct rrt_error *err);
 
 /* --no-pivot, before the rootfs is moved over /: every mount beside the rootfs detached, the
  * proc and sysfs ones that cannot be covered. In host.c. */

@@ -425,6 +425,9 @@ static int mount_one(const struct rrt_rootfs_ctx *ctx, int rootfd, size_t index,
     /* The host's /sys with a cgroup namespace: its cgroups are not the container's. */
     if (r == 0 && o.rbind && ctx->new_cgroupns && same_path(m->source, "/sys"))
       r = rrt_mask_host_cgroups(rootfd, m->destination, err);
+    /* Without one, the hierarchies' roots would show every other container's cgroups. */
+    else if (r == 0 && o.rbind && same_path(m->source, "/sys"))
+      r = rrt_own_cgroups_under_sys(rootfd, m->destination, err);
   } else if (!m->type || streq(m->type, "none")) {
     r = rrt_error_set(err, EINVAL, "no type and no bind option");
   } else {

@@ -63,6 +63,34 @@ else
   fi
 fi
 
+# The fuzz harnesses (tests/fuzz/smoke.sh): each one's seed corpus replayed by the normal build
+# (BUILD/fuzz/), then a few seconds of libFuzzer (build-fuzz/, made by `make check` where clang and
+# libFuzzer are installed; the reason is printed where not). Each check counts as one test.
+fuzz_log=$(mktemp)
+if [ "${RRT_ASAN:-0}" = 1 ]; then
+  RRT_FUZZ_SMOKE=0 RRT_FUZZ_SMOKE_WHY="check-asan replays the corpus; make check runs libFuzzer" \
+    bash "$here/fuzz/smoke.sh" "${RRT_FUZZ_BUILD:-$here/../build-fuzz}" "$build" >"$fuzz_log" 2>&1
+else
+  bash "$here/fuzz/smoke.sh" "${RRT_FUZZ_BUILD:-$here/../build-fuzz}" "$build" >"$fuzz_log" 2>&1
+fi
+fuzz_rc=$?
+grep -E '^(not ok|ok # SKIP|#)' "$fuzz_log" | sed 's/^/fuzz: /'
+line=$(grep -E '^fuzz: [0-9]+ passed' "$fuzz_log" | tail -n 1)
+if [ -z "$line" ]; then
+  tail -n 20 "$fuzz_log" | sed 's/^/fuzz: /'
+  echo "not ok - tests/fuzz/smoke.sh printed no summary (exit status $fuzz_rc)"
+  fail=$((fail + 1))
+else
+  echo "$line"
+  pass=$((pass + $(count passed "$line")))
+  fail=$((fail + $(count failed "$line")))
+  skip=$((skip + $(count skipped "$line")))
+  if [ "$fuzz_rc" -ne 0 ] && [ "$(count failed "$line")" -eq 0 ]; then
+    fail=$((fail + 1))
+  fi
+fi
+rm -f "$fuzz_log"
+
 # The real client: rootless podman's 73 scenarios (tests/podman/podman-check.sh) with this
 # runtime, when podman is installed (contrib/install-deps.sh installs it as root). Each scenario
 # counts as one test.
