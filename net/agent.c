@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+
 #include "rootlessrt/log.h"
 #include "rootlessrt/util.h"
 #include "net_internal.h"
@@ -123,6 +125,93 @@ static int setup_tap(const struct rrt_net_config *cfg, const struct net_addrs *a
   return steal_fd(&tap);
 }
 
+bool net_fault(const char *step)
+{
+  const char *f = getenv("ROOTLESSRT_NET_FAULT");
+  if (!f || strcmp(f, step) != 0)
+    return false;
+  errno = EPERM;
+  return true;
+}
+
+/* A listener of the fast path on the container's loopback, at a port the kernel picks. */
+static int fast_listener(int family, uint16_t *port, struct rrt_error *err)
+{
+  const char *name = family == AF_INET6 ? "[::1]" : "127.0.0.1";
+  cleanup_close int fd =
+      net_fault("socket") ? -1 : socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return rrt_error_errno(err, "listener %s: socket", name);
+  struct sockaddr_storage ss = {0};
+  socklen_t len;
+  if (family == AF_INET6) {
+    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    s6->sin6_family = AF_INET6;
+    s6->sin6_addr = in6addr_loopback;
+    len = sizeof(*s6);
+  } else {
+    struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+    s4->sin_family = AF_INET;
+    s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    len = sizeof(*s4);
+  }
+  if (net_fault("bind") || bind(fd, (struct sockaddr *)&ss, len) < 0)
+    return rrt_error_errno(err, "listener %s: bind", name);
+  if (net_fault("listen") || listen(fd, 4096) < 0)
+    return rrt_error_errno(err, "listener %s: listen", name);
+  len = sizeof(ss);
+  if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+    return rrt_error_errno(err, "listener %s: getsockname", name);
+  *port = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                   : ((struct sockaddr_in *)&ss)->sin_port);
+  return steal_fd(&fd);
+}
+
+/*
+ * The fast path, after tap0: its listeners, the queue of the SYN gate and the nf_tables rules
+ * that send the container's TCP connections to them. Sent as one status (an error: no fast
+ * path, and why) and, when it is there, two more: the IPv6 listener and the queue (or none).
+ */
+static int send_fast_path(int sock, const struct rrt_net_config *cfg, const struct net_addrs *a)
+{
+  struct rrt_error err = RRT_ERROR_INIT;
+  uint16_t p4 = 0, p6 = 0;
+  cleanup_close int l4 = fast_listener(AF_INET, &p4, &err);
+  cleanup_close int l6 = -1;
+  if (l4 >= 0 && cfg->ipv6) {
+    struct rrt_error e6 = RRT_ERROR_INIT;
+    l6 = fast_listener(AF_INET6, &p6, &e6);
+    if (l6 < 0)
+      rrt_debug("net agent: IPv6 connections go through libslirp: %s", rrt_error_msg(&e6));
+    rrt_error_clear(&e6);
+  }
+  cleanup_close int nfq = -1;
+  if (l4 >= 0) {
+    struct rrt_error eq = RRT_ERROR_INIT;
+    nfq = net_nfq_open(&eq);
+    if (nfq >= 0 && net_nft_install(cfg, a, p4, p6, true, &eq) < 0)
+      close(steal_fd(&nfq));
+    if (nfq < 0) {
+      /* Connected after accept: fast still, but a refused destination is a reset after an
+       * accepted connect() in the container, not a refused connect(). */
+      rrt_debug("net agent: no SYN gate: %s", rrt_error_msg(&eq));
+      if (net_nft_install(cfg, a, p4, p6, false, &err) < 0)
+        close(steal_fd(&l4));
+    }
+    rrt_error_clear(&eq);
+  }
+  if (l4 < 0) {
+    int r = net_send_status(sock, -1, &err);
+    rrt_error_clear(&err);
+    return r;
+  }
+  if (net_send_status(sock, l4, NULL) < 0 || net_send_status(sock, l6, NULL) < 0)
+    return -1;
+  return net_send_status(sock, nfq, NULL);
+}
+
 /* Everything up to a configured tap0; returns its fd. */
 static int agent_setup(int userns_fd, int netns_fd, const struct rrt_net_config *cfg,
                        const struct net_addrs *a, struct rrt_error *err)
@@ -167,6 +256,8 @@ static __attribute__((noreturn)) void agent_main(int sock, int userns_fd, int ne
   if (net_send_status(sock, tap, NULL) < 0)
     _exit(1);
   close(tap);
+  if (!cfg->outbound_via_slirp && send_fast_path(sock, cfg, a) < 0)
+    _exit(1);
 
   /* Socket factory: one request byte, one reply carrying the new socket. */
   for (;;) {
@@ -211,6 +302,21 @@ pid_t net_agent_spawn(int userns_fd, int netns_fd, const struct rrt_net_config *
     return -1;
   *agent_sock = steal_fd(&mine);
   return steal_pid(&pid);
+}
+
+int net_agent_fast_path(int agent_sock, int *l4, int *l6, int *nfq, struct rrt_error *err)
+{
+  *l4 = *l6 = *nfq = -1;
+  if (net_recv_status(agent_sock, l4, err) < 0)
+    return -1;
+  if (net_recv_status(agent_sock, l6, err) < 0 || net_recv_status(agent_sock, nfq, err) < 0) {
+    close(*l4);
+    if (*l6 >= 0)
+      close(*l6);
+    *l4 = *l6 = -1;
+    return -1;
+  }
+  return 0;
 }
 
 int net_agent_socket(int agent_sock, int type, struct rrt_error *err)

@@ -44,6 +44,7 @@ struct helper {
   size_t n_pfd, cap_pfd;
   struct timer *timers;
   struct net_relay *relay;
+  struct net_outbound *outbound;
   uint8_t *buf;
   bool quit;
 };
@@ -312,6 +313,20 @@ static int helper_setup(struct helper *h, int userns_fd, int netns_fd, int init_
     return -1;
   h->relay = net_relay_new(h->epfd, h->agent_sock, max_conns);
   net_relay_set_udp_idle(h->relay, (int64_t)(cfg->udp_idle_s ? cfg->udp_idle_s : 60) * 1000);
+  /* The agent sent the fast path's listeners (or why not) right after tap0. */
+  int l4 = -1, l6 = -1, nfq = -1;
+  if (!cfg->outbound_via_slirp) {
+    struct rrt_error fast = RRT_ERROR_INIT;
+    if (net_agent_fast_path(h->agent_sock, &l4, &l6, &nfq, &fast) < 0)
+      rrt_debug("net helper: the container's own connections go through libslirp (slower): %s",
+                rrt_error_msg(&fast));
+    rrt_error_clear(&fast);
+  }
+  if (l4 >= 0 || l6 >= 0) {
+    h->outbound = net_outbound_new(h->relay, h->epfd, cfg, &a, l4, l6, nfq, err);
+    if (!h->outbound)
+      return -1;
+  }
   /* Listening before readiness is reported: a port in use fails `create`. */
   for (size_t i = 0; i < cfg->n_ports; i++) {
     const struct rrt_port *p = &cfg->ports[i];
@@ -363,6 +378,11 @@ static void handle_events(struct helper *h)
       rrt_warn("net helper: the namespace agent exited; stopping the network");
       h->quit = true;
       break;
+    case NET_EV_OUT_LISTENER:
+    case NET_EV_OUT_QUEUE:
+    case NET_EV_OUT_CONNECT:
+      net_outbound_event(ev, evs[i].events);
+      break;
     default:
       net_relay_event(h->relay, ev, evs[i].events);
       break;
@@ -394,6 +414,9 @@ static void helper_loop(struct helper *h)
       left = left < 0 ? 0 : left;
       to = to < 0 || left < to ? left : to;
     }
+    int64_t gate = net_outbound_expire(h->outbound);
+    if (gate >= 0 && (to < 0 || gate < to))
+      to = gate;
     if (net_relay_run_pending(h->relay))
       to = 0;
     net_relay_reap(h->relay);
@@ -435,6 +458,7 @@ void net_helper_main(int ready_fd, int userns_fd, int netns_fd, int init_pidfd,
     helper_loop(&h);
 
   /* Every relayed connection is reset with the container gone. */
+  net_outbound_free(h.outbound);
   net_relay_free(h.relay);
   if (h.slirp)
     slirp_cleanup(h.slirp);
