@@ -60,6 +60,12 @@ int net_nl_link_up(int nl, int ifindex, unsigned mtu, struct rrt_error *err);
 int net_nl_addr_add(int nl, int ifindex, struct in_addr addr, unsigned prefix,
                     struct rrt_error *err);
 int net_nl_route_default(int nl, int ifindex, struct in_addr gw, struct rrt_error *err);
+/* "ip rule add ipproto PROTO lookup TABLE pref PREF" for family (AF_INET, AF_INET6). */
+int net_nl_rule_proto(int nl, int family, uint8_t proto, uint32_t table, uint32_t pref,
+                      struct rrt_error *err);
+/* A route to dst/dst_len (0: default) on ifindex, via gw (NULL: on-link), with an MTU, in table. */
+int net_nl_route_table(int nl, int family, int ifindex, const void *dst, unsigned dst_len,
+                       const void *gw, unsigned mtu, uint32_t table, struct rrt_error *err);
 
 /*
  * The ns agent: a child of the helper living in the container's user and
