@@ -45,6 +45,7 @@ struct helper {
   struct timer *timers;
   struct net_relay *relay;
   struct net_outbound *outbound;
+  struct net_udp_out *udp_out;
   uint8_t *buf;
   bool quit;
 };
@@ -327,6 +328,19 @@ static int helper_setup(struct helper *h, int userns_fd, int netns_fd, int init_
     if (!h->outbound)
       return -1;
   }
+  int u4 = -1, u6 = -1;
+  if (!cfg->outbound_via_slirp) {
+    struct rrt_error fast = RRT_ERROR_INIT;
+    if (net_agent_udp_path(h->agent_sock, &u4, &u6, &fast) < 0)
+      rrt_debug("net helper: the container's own datagrams go through libslirp (slower): %s",
+                rrt_error_msg(&fast));
+    rrt_error_clear(&fast);
+  }
+  if (u4 >= 0 || u6 >= 0) {
+    h->udp_out = net_udp_out_new(h->epfd, h->agent_sock, cfg, &a, u4, u6, err);
+    if (!h->udp_out)
+      return -1;
+  }
   /* Listening before readiness is reported: a port in use fails `create`. */
   for (size_t i = 0; i < cfg->n_ports; i++) {
     const struct rrt_port *p = &cfg->ports[i];
@@ -383,6 +397,10 @@ static void handle_events(struct helper *h)
     case NET_EV_OUT_CONNECT:
       net_outbound_event(ev, evs[i].events);
       break;
+    case NET_EV_UDPOUT_LISTENER:
+    case NET_EV_UDPOUT_FLOW:
+      net_udp_out_event(ev);
+      break;
     default:
       net_relay_event(h->relay, ev, evs[i].events);
       break;
@@ -417,6 +435,9 @@ static void helper_loop(struct helper *h)
     int64_t gate = net_outbound_expire(h->outbound);
     if (gate >= 0 && (to < 0 || gate < to))
       to = gate;
+    int64_t udp = net_udp_out_expire(h->udp_out);
+    if (udp >= 0 && (to < 0 || udp < to))
+      to = udp;
     if (net_relay_run_pending(h->relay))
       to = 0;
     net_relay_reap(h->relay);
@@ -459,6 +480,7 @@ void net_helper_main(int ready_fd, int userns_fd, int netns_fd, int init_pidfd,
 
   /* Every relayed connection is reset with the container gone. */
   net_outbound_free(h.outbound);
+  net_udp_out_free(h.udp_out);
   net_relay_free(h.relay);
   if (h.slirp)
     slirp_cleanup(h.slirp);

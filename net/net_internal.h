@@ -42,6 +42,11 @@ int net_cidr_parse(const char *cidr, struct net_addrs *out, struct rrt_error *er
 #define NET_MARK_HOSTUNREACH 0x72727403u /* icmp host unreachable: EHOSTUNREACH */
 int net_nft_install(const struct rrt_net_config *cfg, const struct net_addrs *a, uint16_t port4,
                     uint16_t port6, bool gate, struct rrt_error *err);
+/* The container's own UDP (another table): marked to be routed to lo, where tproxy hands it to the
+ * helper's transparent socket at 127.0.0.1:port4 ([::1]:port6). */
+#define NET_MARK_UDP 0x72727410u
+int net_nft_install_udp(const struct rrt_net_config *cfg, const struct net_addrs *a, uint16_t port4,
+                        uint16_t port6, struct rrt_error *err);
 /* The netlink socket of queue NET_NFQ_NUM, bound in the calling process's netns (non-blocking). */
 int net_nfq_open(struct rrt_error *err);
 /* The next queued packet: its id and IP packet (*pkt, the returned length; NULL and 0 if none
@@ -60,9 +65,12 @@ int net_nl_link_up(int nl, int ifindex, unsigned mtu, struct rrt_error *err);
 int net_nl_addr_add(int nl, int ifindex, struct in_addr addr, unsigned prefix,
                     struct rrt_error *err);
 int net_nl_route_default(int nl, int ifindex, struct in_addr gw, struct rrt_error *err);
-/* "ip rule add ipproto PROTO lookup TABLE pref PREF" for family (AF_INET, AF_INET6). */
-int net_nl_rule_proto(int nl, int family, uint8_t proto, uint32_t table, uint32_t pref,
-                      struct rrt_error *err);
+/* "ip rule add [ipproto PROTO] [fwmark MARK] lookup TABLE pref PREF" for family (AF_INET,
+ * AF_INET6); proto and mark 0: not matched. */
+int net_nl_rule(int nl, int family, uint8_t proto, uint32_t mark, uint32_t table, uint32_t pref,
+                struct rrt_error *err);
+/* "ip route add local default dev lo table TABLE": everything is delivered here. */
+int net_nl_route_local_all(int nl, int family, uint32_t table, struct rrt_error *err);
 /* A route to dst/dst_len (0: default) on ifindex, via gw (NULL: on-link), with an MTU, in table. */
 int net_nl_route_table(int nl, int family, int ifindex, const void *dst, unsigned dst_len,
                        const void *gw, unsigned mtu, uint32_t table, struct rrt_error *err);
@@ -79,6 +87,13 @@ pid_t net_agent_spawn(int userns_fd, int netns_fd, const struct rrt_net_config *
  * gate's queue (-1: none); -1 and why when the kernel refused it. Read once, before any other
  * request to the agent. */
 int net_agent_fast_path(int agent_sock, int *l4, int *l6, int *nfq, struct rrt_error *err);
+/* The UDP fast path's transparent sockets (u6 -1 without --ipv6), read right after the above; -1
+ * and why when the kernel refused it. */
+int net_agent_udp_path(int agent_sock, int *u4, int *u6, struct rrt_error *err);
+/* A transparent UDP socket in the container netns bound to sa (an address not its own), to send
+ * the container replies from the address it sent to. */
+int net_agent_reply_socket(int agent_sock, const struct sockaddr *sa, socklen_t len,
+                           struct rrt_error *err);
 /* A socket of that type (SOCK_STREAM, SOCK_DGRAM) created in the container netns. */
 int net_agent_socket(int agent_sock, int type, struct rrt_error *err);
 
@@ -101,7 +116,9 @@ enum net_ev_kind {
   NET_EV_UDP_FLOW,
   NET_EV_OUT_LISTENER,
   NET_EV_OUT_QUEUE,
-  NET_EV_OUT_CONNECT
+  NET_EV_OUT_CONNECT,
+  NET_EV_UDPOUT_LISTENER,
+  NET_EV_UDPOUT_FLOW
 };
 struct net_ev {
   enum net_ev_kind kind;
@@ -142,6 +159,17 @@ void net_outbound_event(struct net_ev *ev, uint32_t events);
 /* Drops the SYNs' host connections nobody accepted in time; the ms until the next is due (-1). */
 int64_t net_outbound_expire(struct net_outbound *o);
 void net_outbound_free(struct net_outbound *o);
+
+/* The container's own UDP (udp_out.c), from the agent's transparent sockets (either may be -1;
+ * they are its own from here on, also on failure). */
+struct net_udp_out;
+struct net_udp_out *net_udp_out_new(int epfd, int agent_sock, const struct rrt_net_config *cfg,
+                                    const struct net_addrs *a, int u4, int u6,
+                                    struct rrt_error *err);
+void net_udp_out_event(struct net_ev *ev);
+/* Closes idle flows, frees what the last batch closed; ms until it wants to run again (-1). */
+int64_t net_udp_out_expire(struct net_udp_out *u);
+void net_udp_out_free(struct net_udp_out *u);
 
 /* What rootlessrt passes rootlessrt-net on its command line, in this order (helper_main.c);
  * changing it means a new number, so that a helper of another release refuses to start. */

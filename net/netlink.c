@@ -137,8 +137,8 @@ static void nl_nest_end(struct nl_req *r, size_t off)
   rta->rta_len = (unsigned short)(r->nh.nlmsg_len - off);
 }
 
-int net_nl_rule_proto(int nl, int family, uint8_t proto, uint32_t table, uint32_t pref,
-                      struct rrt_error *err)
+int net_nl_rule(int nl, int family, uint8_t proto, uint32_t mark, uint32_t table, uint32_t pref,
+                struct rrt_error *err)
 {
   struct nl_req r = {0};
   r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct fib_rule_hdr));
@@ -149,7 +149,13 @@ int net_nl_rule_proto(int nl, int family, uint8_t proto, uint32_t table, uint32_
   fr->action = FR_ACT_TO_TBL;
   nl_attr(&r, FRA_TABLE, &table, sizeof(table));
   nl_attr(&r, FRA_PRIORITY, &pref, sizeof(pref));
-  nl_attr(&r, FRA_IP_PROTO, &proto, sizeof(proto));
+  if (proto)
+    nl_attr(&r, FRA_IP_PROTO, &proto, sizeof(proto));
+  if (mark) {
+    uint32_t mask = ~0u;
+    nl_attr(&r, FRA_FWMARK, &mark, sizeof(mark));
+    nl_attr(&r, FRA_FWMASK, &mask, sizeof(mask));
+  }
   return nl_talk(nl, &r, "add rule", err);
 }
 
@@ -181,6 +187,24 @@ int net_nl_route_table(int nl, int family, int ifindex, const void *dst, unsigne
   nl_attr(&r, RTAX_MTU, &mtu, sizeof(mtu));
   nl_nest_end(&r, m);
   return nl_talk(nl, &r, "add route", err);
+}
+
+int net_nl_route_local_all(int nl, int family, uint32_t table, struct rrt_error *err)
+{
+  struct nl_req r = {0};
+  r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg));
+  r.nh.nlmsg_type = RTM_NEWROUTE;
+  r.nh.nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+  struct rtmsg *rt = NLMSG_DATA(&r.nh);
+  rt->rtm_family = (unsigned char)family;
+  rt->rtm_table = RT_TABLE_UNSPEC;
+  rt->rtm_protocol = RTPROT_BOOT;
+  rt->rtm_scope = RT_SCOPE_HOST;
+  rt->rtm_type = RTN_LOCAL;
+  uint32_t oif = 1; /* lo */
+  nl_attr(&r, RTA_TABLE, &table, sizeof(table));
+  nl_attr(&r, RTA_OIF, &oif, sizeof(oif));
+  return nl_talk(nl, &r, "add local route", err);
 }
 
 int rrt_net_loopback_up(struct rrt_error *err)

@@ -41,6 +41,7 @@
  */
 
 #define NFT_TABLE "rootlessrt"
+#define NFT_TABLE_UDP "rootlessrt-udp"
 #define NFT_BUF 8192
 
 struct nlb {
@@ -48,7 +49,7 @@ struct nlb {
   size_t len;
   uint32_t seq, first_seq, n_acks;
   bool overflow;
-  const char *chain; /* of the rules being added */
+  const char *table, *chain; /* of the chains and rules being added */
 };
 
 static void *nlb_put(struct nlb *b, size_t len)
@@ -224,7 +225,7 @@ static struct nest2 rule_begin(struct nlb *b)
   struct nest2 r;
   r.outer = msg_begin(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWRULE,
                       NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK, NFPROTO_INET, 0);
-  attr_str(b, NFTA_RULE_TABLE, NFT_TABLE);
+  attr_str(b, NFTA_RULE_TABLE, b->table);
   attr_str(b, NFTA_RULE_CHAIN, b->chain);
   r.inner = nest_begin(b, NFTA_RULE_EXPRESSIONS);
   return r;
@@ -306,14 +307,15 @@ static void rule_daddr(struct nlb *b, bool v6, const void *addr, unsigned prefix
   rule_end(b, m);
 }
 
-static void new_chain(struct nlb *b, const char *name, const char *type, int32_t prio)
+static void new_chain(struct nlb *b, const char *name, const char *type, int32_t prio,
+                      uint32_t hook)
 {
   size_t m = msg_begin(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWCHAIN, NLM_F_CREATE | NLM_F_ACK,
                        NFPROTO_INET, 0);
-  attr_str(b, NFTA_CHAIN_TABLE, NFT_TABLE);
+  attr_str(b, NFTA_CHAIN_TABLE, b->table);
   attr_str(b, NFTA_CHAIN_NAME, name);
   size_t h = nest_begin(b, NFTA_CHAIN_HOOK);
-  attr_be32(b, NFTA_HOOK_HOOKNUM, NF_INET_LOCAL_OUT);
+  attr_be32(b, NFTA_HOOK_HOOKNUM, hook);
   attr_be32(b, NFTA_HOOK_PRIORITY, (uint32_t)prio);
   nest_end(b, h);
   attr_str(b, NFTA_CHAIN_TYPE, type);
@@ -395,6 +397,7 @@ static void build(struct nlb *b, const struct rrt_net_config *cfg, const struct 
 {
   size_t m = msg_begin(b, NFNL_MSG_BATCH_BEGIN, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
   msg_end(b, m);
+  b->table = NFT_TABLE;
 
   m = msg_begin(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_ACK,
                 NFPROTO_INET, 0);
@@ -404,10 +407,10 @@ static void build(struct nlb *b, const struct rrt_net_config *cfg, const struct 
   uint16_t p6 = cfg->ipv6 ? port6 : 0;
   /* Conntrack (-200), the gate (-150), the verdicts (-140), the nat redirect (-100, dstnat). */
   if (gate) {
-    new_chain(b, "gate", "filter", -150);
-    new_chain(b, "verdict", "filter", -140);
+    new_chain(b, "gate", "filter", -150, NF_INET_LOCAL_OUT);
+    new_chain(b, "verdict", "filter", -140, NF_INET_LOCAL_OUT);
   }
-  new_chain(b, "out", "nat", -100);
+  new_chain(b, "out", "nat", -100, NF_INET_LOCAL_OUT);
   if (gate) {
     struct chain_action q = {.queue = true, .port4 = port4, .port6 = p6};
     chain_body(b, "gate", cfg, a, &q);
@@ -419,6 +422,162 @@ static void build(struct nlb *b, const struct rrt_net_config *cfg, const struct 
   struct chain_action rd = {.port4 = port4, .port6 = p6};
   chain_body(b, "out", cfg, a, &rd);
 
+  m = msg_begin(b, NFNL_MSG_BATCH_END, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
+  msg_end(b, m);
+}
+
+/* ---------------------------------------------------------------- UDP */
+
+/*
+ * The container's own UDP (a table of its own, so that TCP's stays when this one is refused):
+ *
+ *   table inet rootlessrt-udp {
+ *     chain mark { type route hook output priority -150;
+ *       oif lo accept; meta l4proto != udp accept
+ *       ip daddr GATEWAY meta mark set M      # only with --host-loopback
+ *       ip daddr DNS udp dport 53 meta mark set M
+ *       ip daddr NETWORK/PREFIX accept; ip daddr 224.0.0.0/3 accept
+ *       (the same for IPv6 with --ipv6: fd00::2, fd00::3, fd00::/64, fe80::/10, ff00::/8)
+ *       meta nfproto ipv4 meta mark set M ... }
+ *     chain tproxy { type filter hook prerouting priority -150;
+ *       meta mark M meta nfproto ipv4 tproxy ip to 127.0.0.1:PU; ... ip6 to [::1]:PU6 }
+ *   }
+ *
+ * with "ip rule fwmark M lookup T" and "local default dev lo table T" (agent.c): the mark makes
+ * the route chain route the datagram again, to lo, where tproxy hands it to the helper's
+ * transparent socket with its original destination (IP_ORIGDSTADDR).
+ */
+static void expr_imm(struct nlb *b, const void *v, size_t len)
+{
+  struct nest2 e = expr_begin(b, "immediate");
+  attr_be32(b, NFTA_IMMEDIATE_DREG, NFT_REG_1);
+  data_value(b, NFTA_IMMEDIATE_DATA, v, len);
+  expr_end(b, e);
+}
+
+static void expr_set_mark(struct nlb *b)
+{
+  uint32_t m = NET_MARK_UDP;
+  expr_imm(b, &m, sizeof(m));
+  struct nest2 e = expr_begin(b, "meta");
+  attr_be32(b, NFTA_META_KEY, NFT_META_MARK);
+  attr_be32(b, NFTA_META_SREG, NFT_REG_1);
+  expr_end(b, e);
+}
+
+/* "ip[6] daddr ADDR/PREFIX [udp dport PORT] (meta mark set M | accept)" */
+static void udp_rule(struct nlb *b, bool v6, const void *addr, unsigned prefix, uint16_t dport,
+                     bool mark)
+{
+  size_t len = v6 ? 16 : 4;
+  struct nest2 r = rule_begin(b);
+  match_nfproto(b, v6 ? NFPROTO_IPV6 : NFPROTO_IPV4);
+  expr_payload(b, NFT_PAYLOAD_NETWORK_HEADER, v6 ? 24 : 16, (uint32_t)len);
+  uint8_t mask[16] = {0}, net[16];
+  for (unsigned i = 0; i < prefix; i++)
+    mask[i / 8] |= (uint8_t)(0x80 >> (i % 8));
+  memcpy(net, addr, len);
+  for (size_t i = 0; i < len; i++)
+    net[i] &= mask[i];
+  if (prefix < len * 8)
+    expr_mask(b, mask, len);
+  expr_cmp(b, NFT_CMP_EQ, net, len);
+  if (dport) {
+    uint16_t be = htons(dport);
+    expr_payload(b, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2);
+    expr_cmp(b, NFT_CMP_EQ, &be, 2);
+  }
+  if (mark)
+    expr_set_mark(b);
+  else
+    expr_accept(b);
+  rule_end(b, r);
+}
+
+static void build_udp(struct nlb *b, const struct rrt_net_config *cfg, const struct net_addrs *a,
+                      uint16_t port4, uint16_t port6)
+{
+  size_t m = msg_begin(b, NFNL_MSG_BATCH_BEGIN, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
+  msg_end(b, m);
+  b->table = NFT_TABLE_UDP;
+  m = msg_begin(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWTABLE, NLM_F_CREATE | NLM_F_ACK,
+                NFPROTO_INET, 0);
+  attr_str(b, NFTA_TABLE_NAME, NFT_TABLE_UDP);
+  msg_end(b, m);
+  new_chain(b, "mark", "route", -150, NF_INET_LOCAL_OUT);
+  new_chain(b, "tproxy", "filter", -150, NF_INET_PRE_ROUTING);
+
+  b->chain = "mark";
+  uint32_t lo = 1;
+  struct nest2 r = rule_begin(b);
+  expr_meta(b, NFT_META_OIF);
+  expr_cmp(b, NFT_CMP_EQ, &lo, sizeof(lo));
+  expr_accept(b);
+  rule_end(b, r);
+  uint8_t udp = IPPROTO_UDP;
+  r = rule_begin(b);
+  expr_meta(b, NFT_META_L4PROTO);
+  expr_cmp(b, NFT_CMP_NEQ, &udp, 1);
+  expr_accept(b);
+  rule_end(b, r);
+  struct in_addr mc = {htonl(0xe0000000u)};
+  if (cfg->host_loopback)
+    udp_rule(b, false, &a->gateway, 32, 0, true);
+  udp_rule(b, false, &a->dns, 32, 53, true);
+  udp_rule(b, false, &a->network, a->prefix, 0, false);
+  udp_rule(b, false, &mc, 3, 0, false);
+  uint16_t p6 = cfg->ipv6 ? port6 : 0;
+  if (p6) {
+    struct in6_addr gw6, dns6, net6, ll, mc6;
+    inet_pton(AF_INET6, NET_GATEWAY6, &gw6);
+    inet_pton(AF_INET6, NET_DNS6, &dns6);
+    inet_pton(AF_INET6, NET_PREFIX6, &net6);
+    inet_pton(AF_INET6, "fe80::", &ll);
+    inet_pton(AF_INET6, "ff00::", &mc6);
+    if (cfg->host_loopback)
+      udp_rule(b, true, &gw6, 128, 0, true);
+    udp_rule(b, true, &dns6, 128, 53, true);
+    udp_rule(b, true, &net6, 64, 0, false);
+    udp_rule(b, true, &ll, 10, 0, false);
+    udp_rule(b, true, &mc6, 8, 0, false);
+  }
+  for (int v6 = 0; v6 < 2; v6++) {
+    if (!(v6 ? p6 : port4))
+      continue;
+    r = rule_begin(b);
+    match_nfproto(b, v6 ? NFPROTO_IPV6 : NFPROTO_IPV4);
+    expr_set_mark(b);
+    rule_end(b, r);
+  }
+
+  b->chain = "tproxy";
+  for (int v6 = 0; v6 < 2; v6++) {
+    uint16_t port = v6 ? p6 : port4;
+    if (!port)
+      continue;
+    uint32_t mark = NET_MARK_UDP;
+    r = rule_begin(b);
+    expr_meta(b, NFT_META_MARK);
+    expr_cmp(b, NFT_CMP_EQ, &mark, sizeof(mark));
+    match_nfproto(b, v6 ? NFPROTO_IPV6 : NFPROTO_IPV4);
+    expr_meta(b, NFT_META_L4PROTO);
+    expr_cmp(b, NFT_CMP_EQ, &udp, 1);
+    /* reg1: the address, reg2: the port. */
+    struct in6_addr lo6 = IN6ADDR_LOOPBACK_INIT;
+    struct in_addr lo4 = {htonl(INADDR_LOOPBACK)};
+    expr_imm(b, v6 ? (const void *)&lo6 : (const void *)&lo4, v6 ? 16 : 4);
+    uint16_t be = htons(port);
+    struct nest2 e = expr_begin(b, "immediate");
+    attr_be32(b, NFTA_IMMEDIATE_DREG, NFT_REG_2);
+    data_value(b, NFTA_IMMEDIATE_DATA, &be, sizeof(be));
+    expr_end(b, e);
+    e = expr_begin(b, "tproxy");
+    attr_be32(b, NFTA_TPROXY_FAMILY, v6 ? NFPROTO_IPV6 : NFPROTO_IPV4);
+    attr_be32(b, NFTA_TPROXY_REG_ADDR, NFT_REG_1);
+    attr_be32(b, NFTA_TPROXY_REG_PORT, NFT_REG_2);
+    expr_end(b, e);
+    rule_end(b, r);
+  }
   m = msg_begin(b, NFNL_MSG_BATCH_END, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
   msg_end(b, m);
 }
@@ -496,8 +655,7 @@ int net_nfq_open(struct rrt_error *err)
   return steal_fd(&fd);
 }
 
-int net_nft_install(const struct rrt_net_config *cfg, const struct net_addrs *a, uint16_t port4,
-                    uint16_t port6, bool gate, struct rrt_error *err)
+static int send_batch(struct nlb *b, struct rrt_error *err)
 {
   cleanup_close int fd =
       net_fault("nft-socket") ? -1 : socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
@@ -506,9 +664,6 @@ int net_nft_install(const struct rrt_net_config *cfg, const struct net_addrs *a,
   struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
   if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
     return rrt_error_errno(err, "nf_tables: bind");
-  cleanup_free struct nlb *b = xzalloc(sizeof(*b));
-  b->seq = b->first_seq = (uint32_t)getpid() << 8;
-  build(b, cfg, a, port4, port6, gate);
   if (b->overflow)
     return rrt_error_set(err, ENOBUFS, "nf_tables: the rules do not fit in %d bytes", NFT_BUF);
   ssize_t n;
@@ -519,6 +674,24 @@ int net_nft_install(const struct rrt_net_config *cfg, const struct net_addrs *a,
   if (n < 0)
     return rrt_error_errno(err, "nf_tables: send");
   return read_acks(fd, b, err);
+}
+
+int net_nft_install(const struct rrt_net_config *cfg, const struct net_addrs *a, uint16_t port4,
+                    uint16_t port6, bool gate, struct rrt_error *err)
+{
+  cleanup_free struct nlb *b = xzalloc(sizeof(*b));
+  b->seq = b->first_seq = (uint32_t)getpid() << 8;
+  build(b, cfg, a, port4, port6, gate);
+  return send_batch(b, err);
+}
+
+int net_nft_install_udp(const struct rrt_net_config *cfg, const struct net_addrs *a, uint16_t port4,
+                        uint16_t port6, struct rrt_error *err)
+{
+  cleanup_free struct nlb *b = xzalloc(sizeof(*b));
+  b->seq = b->first_seq = ((uint32_t)getpid() << 8) | 0x40;
+  build_udp(b, cfg, a, port4, port6);
+  return send_batch(b, err);
 }
 
 int net_nfq_verdict(int fd, uint32_t id, bool accept, uint32_t mark)

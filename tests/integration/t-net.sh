@@ -425,10 +425,11 @@ outbundle() {
 out_of() { wait_until 60 grep -q '^done$' "$1"; cat "$1"; }
 
 PO=$(free_port) PX=$(free_port) PHC=$(free_port) PS=$(free_port) PK=$(free_port) PC=$(free_port)
+PU=$(free_port)
 HC_N=300000
 srv_pids=" $(hostsrv tcp-hello 127.0.0.1 "$PO" "hello-from-host-$$")"
 srv_pids+=" $(hostsrv xfer-server "$PX") $(hostsrv hc-server "$PHC" "$HC_N" "$T_WORK/hc.log")"
-srv_pids+=" $(hostsrv short-server "$PS") $(hostsrv count-server "$PK")"
+srv_pids+=" $(hostsrv short-server "$PS") $(hostsrv count-server "$PK") $(hostsrv udp-echo "$PU")"
 wait_until 10 ports_up "$PO" "$PX" "$PHC" "$PS" "$PK" || fail "the host's test servers listen" "ports $PO $PX $PHC $PS $PK"
 OUT_SCRIPT='P="/usr/bin/python3 /net-helper.py" G=10.0.2.2
 echo "mss: $($P mss $G '$PO')"
@@ -442,17 +443,31 @@ i=0; while [ $i -lt 100 ] && ! $P connect 127.0.0.1 9005 | grep -q ^ok; do i=$((
 echo "self: $(NET_HOST=10.0.2.100 $P short-seq 9005 5) $($P short-seq 9005 5)"
 for p in $($P lo-listeners); do [ "$p" = 9005 ] || echo "loop $p: $($P probe 127.0.0.1 $p)"; done
 echo "after: $($P mss $G '$PO')"
+echo ready
+while [ ! -e /x/go ]; do sleep 0.05; done
 echo "count: $(NET_HOST=$G $P count-client '$PK' 1073741824)"
+echo "udp: $(NET_HOST=$G $P udp-ping '$PU' udp-from-ctr)"
+echo "udpsock: $(grep -ci " 0202000A:$(printf %04X '$PU') " /proc/net/udp)"
+echo "big: $(NET_HOST=$G $P udp-ping '$PU' $(head -c 30000 /dev/zero | tr "\\0" u) | wc -c)"
 echo done
 exec sleep 600'
 b_own=$(outbundle own "$OUT_SCRIPT")
+mkdir -p "$T_WORK/own-x" || bail_out "cannot make $T_WORK/own-x"
+cfg "$b_own" '.mounts += [{destination: "/x", type: "bind", source: $d, options: ["rbind", "rw"]}]' \
+  --arg d "$T_WORK/own-x" || bail_out "cannot edit $b_own/config.json"
 own=$(new_id own)
 rrt create -b "$b_own" "$own" >"$T_WORK/own.out" 2>"$T_WORK/own.err"
 is "$?" 0 "the container's own connections: create"
 own_helper=$(helper_of "$own")
 ok "the container's own connections: start" rrt start "$own"
+# The helper's CPU for the 1 GiB alone: from the container's "ready" to its count.
+wait_until 60 grep -q '^ready$' "$T_WORK/own.out"
+cpu0=$(cpu_s "$own_helper")
+touch "$T_WORK/own-x/go"
+wait_until 60 grep -q '^count: ' "$T_WORK/own.out"
+cpu1=$(cpu_s "$own_helper")
+cpu=$(awk -v a="${cpu0:-0}" -v b="${cpu1:-99}" 'BEGIN {printf "%.2f", b - a}')
 got=$(out_of "$T_WORK/own.out")
-cpu=$(cpu_s "$own_helper")
 mss=$(sed -n 's/^mss: \([0-9]*\) .*/\1/p' <<<"$got")
 has_line "$got" "^mss: [0-9]+ hello-from-host-$$\$" "a connection to 10.0.2.2 reaches the host's 127.0.0.1 (--host-loopback)"
 like "${mss:-0}" '^([2-9][0-9]{3}|[1-9][0-9]{4})$' \
@@ -476,6 +491,9 @@ has_line "$got" "^after: [0-9]+ hello-from-host-$$\$" "... and the helper still 
 has_line "$got" '^count: 1073741824$' "1 GiB to the host, counted there"
 like "$(awk -v c="${cpu:-99}" 'BEGIN {print (c / 1.07 <= 0.5) ? "ok" : "high"}')" '^ok$' \
   "the helper's CPU for it: ${cpu:-?} s (at most 0.5 s/GB; libslirp needs about 4)"
+has_line "$got" '^udp: udp-from-ctr$' "a datagram to 10.0.2.2 is echoed by the host's 127.0.0.1"
+has_line "$got" '^udpsock: 1$' "... through the helper's transparent socket at 10.0.2.2:$PU in the container's netns"
+has_line "$got" '^big: 30001$' "a datagram of 30,000 bytes at MTU 1500, both ways"
 ok "kill the container" rrt kill "$own" KILL
 wait_status "$own" stopped 10
 gone_and_free "the container's own connections" "$own_helper"
@@ -547,8 +565,11 @@ nothing_left "$id" "$b_nolo"
 # that step fails with EPERM, or nft-rule: a rule the kernel lacks): the slirp path, one debug
 # line saying so; without the SYN gate's queue, the fast path connecting after accept; without
 # the TCP routes, the fast path in tap0's segment size.
-b_f=$(outbundle fault 'echo "mss: $(/usr/bin/python3 /net-helper.py mss 10.0.2.2 '$PO')"; echo done')
-for step in socket bind listen nft-socket nft-send nft-rule nfq-socket route; do
+b_f=$(outbundle fault 'P="/usr/bin/python3 /net-helper.py"
+echo "mss: $($P mss 10.0.2.2 '$PO')"
+echo "udp: $(NET_HOST=10.0.2.2 $P udp-ping '$PU' fault-udp)"
+echo done')
+for step in socket bind listen nft-socket nft-send nft-rule nfq-socket route udp; do
   id=$(new_id fault)
   run env ROOTLESSRT_NET_FAULT=$step "$RRT" --root "$RRT_ROOT" --debug --log "$T_WORK/fault-$step.log" \
     run -b "$b_f" "$id"
@@ -557,6 +578,10 @@ for step in socket bind listen nft-socket nft-send nft-rule nfq-socket route; do
   if [ "$step" = nfq-socket ]; then
     like "$m" "^([2-9][0-9]{3}|[1-9][0-9]{4}) hello-from-host-$$\$" "fault at $step: the fast path, connecting after accept"
     is "$(grep -c 'no SYN gate' "$T_WORK/fault-$step.log"):$slow" 1:0 "fault at $step: one debug line says there is no gate"
+  elif [ "$step" = udp ]; then
+    like "$m" "^([2-9][0-9]{3}|[1-9][0-9]{4}) hello-from-host-$$\$" "fault at $step: TCP keeps the fast path"
+    is "$(grep -c 'own datagrams go through libslirp' "$T_WORK/fault-$step.log"):$slow" 1:0 \
+      "fault at $step: one debug line says UDP goes through libslirp"
   elif [ "$step" = route ]; then
     like "$m" "^1[0-9]{3} hello-from-host-$$\$" "fault at $step: the fast path in segments of tap0's MTU"
     is "$(grep -c "keeps tap0's MTU" "$T_WORK/fault-$step.log"):$slow" 1:0 "fault at $step: one debug line says so"
@@ -564,6 +589,7 @@ for step in socket bind listen nft-socket nft-send nft-rule nfq-socket route; do
     like "$m" "^1[0-9]{3} hello-from-host-$$\$" "fault at $step: the connection goes through libslirp"
     is "$slow" 1 "fault at $step: one debug line says so"
   fi
+  is "$(sed -n 's/^udp: //p' <<<"$out")" fault-udp "fault at $step: a datagram to 10.0.2.2 still comes back"
   nothing_left "$id" "$b_f"
 done
 
@@ -583,18 +609,20 @@ echo "nameserver 127.0.0.1" >"$T_WORK/resolv.conf"
 chmod 0644 "$T_WORK/resolv.conf"
 dns_probe=$(unshare --map-users=auto --map-groups=auto --map-root-user -m -n true 2>&1)
 if [ -n "$dns_probe" ] || ! unshare --map-users=auto --map-groups=auto --map-root-user -m -n true 2>/dev/null; then
-  skip "DNS: cannot make a user+mount+network namespace with unshare --map-users=auto: ${dns_probe:-failed}" 2
+  skip "DNS: cannot make a user+mount+network namespace with unshare --map-users=auto: ${dns_probe:-failed}" 3
 else
   id=$(new_id dns)
   run timeout -k 5 30 unshare --map-users=auto --map-groups=auto --map-root-user -m -n sh -c '
     ip link set lo up && mount --bind "$1" /etc/resolv.conf || exit 99
     "$2" "$3" dns 127.0.0.1 53 rrt-dns-test.example 192.0.2.77 & r=$!
     sleep 0.3
-    "$4" --root "$5" run --network slirp -b "$6" "$7"; rc=$?
-    kill $r; exit $rc' sh "$T_WORK/resolv.conf" "$PY" "$NETPY" "$RRT" "$T_WORK/dns-root" "$b_dns" "$id"
+    "$4" --root "$5" --debug --log "$8" run --network slirp -b "$6" "$7"; rc=$?
+    kill $r; exit $rc' sh "$T_WORK/resolv.conf" "$PY" "$NETPY" "$RRT" "$T_WORK/dns-root" "$b_dns" "$id" \
+    "$T_WORK/dns.log"
   is "$rc" 0 "DNS: nslookup through 10.0.2.3 exits 0"
   [ "$rc" = 0 ] || diag "$err"
   has_line "$out" '^Address:? +192\.0\.2\.77$' "DNS: the name resolves through 10.0.2.3 to the test resolver's answer"
+  is "$(grep -c 'go through libslirp' "$T_WORK/dns.log")" 0 "DNS: by the helper's UDP path (no debug line says libslirp)"
 fi
 
 # ---------------------------------------------------------------- the slirp4netns hook beside

@@ -28,6 +28,8 @@
 #                                 got=BYTES end=eof|ERRNO" (or "connect=ERRNO")
 #   count-server PORT             per connection: reads to EOF, replies "BYTES\n"
 #   count-client PORT BYTES       sends BYTES (from a 1 MiB buffer), shuts down, prints the reply
+#   udp-rate PORT SECS WINDOW     datagrams to a udp-echo with WINDOW in flight (a lost one is
+#                                 replaced after 0.2 s): prints the echoes per second
 #   nft-delete-table FAMILY NAME  as a container's root: deletes that nf_tables table (netlink)
 #   lo-listeners                  the TCP ports listening on 127.0.0.1 here (/proc/net/tcp)
 import errno
@@ -176,7 +178,7 @@ def main(argv):
     verb, a = argv[1], argv[2:]
     if verb == "udp-echo":
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        s.bind(("0.0.0.0", int(a[0])))
+        s.bind((os.environ.get("NET_BIND", "0.0.0.0"), int(a[0])))
         while True:
             d, peer = s.recvfrom(65535)
             s.sendto(d, peer)
@@ -246,6 +248,26 @@ def main(argv):
             end = errno.errorcode.get(e.errno, str(e))
         s.close()
         print("connect=ok got=%d end=%s" % (got, end))
+    elif verb == "udp-rate":
+        port, secs, window = int(a[0]), float(a[1]), int(a[2])
+        s = socket.socket(socket.AF_INET6 if ":" in HOST else socket.AF_INET, socket.SOCK_DGRAM)
+        s.connect((HOST, port))
+        s.settimeout(0.2)
+        payload = b"r" * 64
+        n, t0 = 0, time.monotonic()
+        for _ in range(window):
+            s.send(payload)
+        while time.monotonic() - t0 < secs:
+            try:
+                s.recv(2048)
+                n += 1
+                s.send(payload)
+            except socket.timeout:
+                for _ in range(window):
+                    s.send(payload)
+            except OSError:
+                time.sleep(0.01)
+        print("%.0f" % (n / (time.monotonic() - t0)))
     elif verb == "count-server":
         server(int(a[0]), Count)
     elif verb == "count-client":
