@@ -206,14 +206,11 @@ static struct pending *pending_find(struct net_outbound *o, const struct out_key
   return NULL;
 }
 
-/* How a failed connect of ours becomes the container's error: NF_ACCEPT with a mark the verdict
- * chain rejects, or (a timeout) dropped, and the container's own connect() times out. */
+/* How a failed connect of ours becomes the container's error, as libslirp's does (a connect
+ * that fails at once: an ICMP error for an unreachable network or host, else a reset):
+ * NF_ACCEPT with a mark the verdict chain rejects. */
 static void refuse(struct net_outbound *o, uint32_t id, int e)
 {
-  if (e == ETIMEDOUT) {
-    (void)net_nfq_verdict(o->nfq, id, false, 0);
-    return;
-  }
   uint32_t mark = e == ENETUNREACH    ? NET_MARK_NETUNREACH
                   : e == EHOSTUNREACH ? NET_MARK_HOSTUNREACH
                                       : NET_MARK_REFUSED;
@@ -332,8 +329,15 @@ static void gate_connected(struct pending *p)
     return;
   if (soerr != 0) {
     rrt_debug("the container's connection to %s: %s", p->what, strerror(soerr));
-    for (size_t i = 0; i < p->n_ids; i++)
-      refuse(p->o, p->ids[i], soerr);
+    /* Refused later (a remote host's reset): refused at once in the container too. Unreachable
+     * later (no ARP answer, a timeout): no answer to the SYN, as libslirp gives none, and the
+     * container's connect() times out, retrying (each retry is a new connect of ours). */
+    for (size_t i = 0; i < p->n_ids; i++) {
+      if (soerr == ECONNREFUSED)
+        refuse(p->o, p->ids[i], ECONNREFUSED);
+      else
+        (void)net_nfq_verdict(p->o->nfq, p->ids[i], false, 0);
+    }
     p->n_ids = 0;
     pending_kill(p->o, p);
     return;

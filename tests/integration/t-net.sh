@@ -625,6 +625,50 @@ else
   is "$(grep -c 'go through libslirp' "$T_WORK/dns.log")" 0 "DNS: by the helper's UDP path (no debug line says libslirp)"
 fi
 
+# The outside, as a network namespace of the test's own (unshare, as the DNS test below: the
+# runtime runs as uid 0 of a user namespace): a veth whose end v0 is 192.0.2.1/24, a server there.
+# The container (host loopback off) reaches 192.0.2.1 by the fast path; a port nothing listens on,
+# a network with no route and an address no one answers on 192.0.2.0/24 fail as on the slirp path
+# (--network-opt outbound-via=slirp, the same container run again): the same errno, as soon.
+b_ext=$(netbundle ext sh /t.sh)
+cat >"$b_ext/rootfs/t.sh" <<'EOS' || bail_out "cannot write $b_ext/rootfs/t.sh"
+P="/usr/bin/python3 /net-helper.py"
+echo "mss: $($P mss 192.0.2.1 8080)"
+echo "refused: $($P connect 192.0.2.1 8081)"
+echo "nonet: $($P connect 198.51.100.1 80)"
+echo "nohost: $($P connect 192.0.2.99 80 6)"
+EOS
+cfg "$b_ext" '.annotations = {"rootlessrt.network": "slirp", "rootlessrt.mtu": "1500"} |
+  .linux.uidMappings = [{containerID: 0, hostID: 0, size: 1}] |
+  .linux.gidMappings = [{containerID: 0, hostID: 0, size: 1}] | del(.process.user.additionalGids)' ||
+  bail_out "cannot edit $b_ext/config.json"
+if [ -n "$dns_probe" ]; then
+  skip "the outside: cannot make a user+mount+network namespace with unshare --map-users=auto: $dns_probe" 10
+else
+  id=$(new_id ext) id2=$(new_id ext)
+  run timeout -k 5 90 unshare --map-users=auto --map-groups=auto --map-root-user -m -n sh -c '
+    ip link set lo up && ip link add v0 type veth peer name v1 && ip addr add 192.0.2.1/24 dev v0 &&
+      ip link set v0 up && ip link set v1 up || exit 99
+    NET_BIND=192.0.2.1 "$1" "$2" tcp-hello 192.0.2.1 8080 hello-outside & s=$!
+    sleep 0.3
+    "$3" --root "$4" run -b "$5" "$6"; echo "rc=$?"
+    "$3" --root "$4" run --network-opt outbound-via=slirp -b "$5" "$7"; echo "rc=$?"
+    kill $s' sh "$PY" "$NETPY" "$RRT" "$T_WORK/ext-root" "$b_ext" "$id" "$id2"
+  [ "$rc" = 0 ] || diag "$err"
+  fast=$(sed -n '1,/^rc=/p' <<<"$out") slow=$(sed -n '/^rc=/,$p' <<<"$out" | tail -n +2)
+  is "$(grep -c '^rc=0$' <<<"$out")" 2 "the outside: both runs exit 0"
+  like "$(sed -n 's/^mss: //p' <<<"$fast")" '^([2-9][0-9]{3}|[1-9][0-9]{4}) hello-outside$' \
+    "the outside: 192.0.2.1 is reached by the fast path (loopback-sized segments at MTU 1500)"
+  like "$(sed -n 's/^mss: //p' <<<"$slow")" '^1[0-9]{3} hello-outside$' "... and by libslirp with outbound-via=slirp"
+  for what in refused nonet nohost; do
+    f=$(sed -n "s/^$what: //p" <<<"$fast") s=$(sed -n "s/^$what: //p" <<<"$slow")
+    is "${f%% *}" "${s%% *}" "the outside, $what: the fast path fails as libslirp does (${s:-nothing})"
+    like "$(awk -v a="${f#* }" -v b="${s#* }" 'BEGIN {print (a + 0 <= b + 1.5) ? "ok" : a " s against " b " s"}')" \
+      '^ok$' "the outside, $what: as soon (${f#* } s, libslirp ${s#* } s)"
+    [ "$what" = nohost ] && is "${f%% *}" timeout "the outside: no answer from 192.0.2.99 is a timeout, as libslirp's (6 s here)"
+  done
+fi
+
 # ---------------------------------------------------------------- the slirp4netns hook beside
 
 hook=$CONTRIB_DIR/hooks/slirp4netns.sh

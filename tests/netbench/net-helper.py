@@ -18,7 +18,8 @@
 #   short-conc PORT N             N connections open at once, then each asks; prints successes
 #   die-client PORT OUTFILE       reads a stream; "reading" then "ended ..." lines in OUTFILE
 # The clients connect to 127.0.0.1, or to $NET_HOST (a container's 10.0.2.2, fd00::2). And:
-#   connect HOST PORT             "ok", or the errno's name, and the seconds it took
+#   connect HOST PORT [SECS]      "ok", or the errno's name (or "timeout" after SECS, 20), and
+#                                 the seconds it took
 #   mss HOST PORT                 the connected socket's TCP_MAXSEG and the first line it reads
 #   hc-server PORT N OUTFILE      per connection: sends N bytes, shuts down its side, reads to EOF,
 #                                 writes "got BYTES SHA256" to OUTFILE
@@ -216,7 +217,7 @@ def main(argv):
     elif verb == "connect":
         t0 = time.monotonic()
         try:
-            with socket.create_connection((a[0], int(a[1])), timeout=20):
+            with socket.create_connection((a[0], int(a[1])), timeout=float(a[2]) if len(a) > 2 else 20):
                 what = "ok"
         except socket.timeout:
             what = "timeout"
