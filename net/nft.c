@@ -7,10 +7,15 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_queue.h>
 #include <linux/netlink.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rootlessrt/util.h"
@@ -497,6 +502,7 @@ static void udp_rule(struct nlb *b, bool v6, const void *addr, unsigned prefix, 
 static void build_udp(struct nlb *b, const struct rrt_net_config *cfg, const struct net_addrs *a,
                       uint16_t port4, uint16_t port6)
 {
+  bool refuse = net_fault("udp-table"); /* an expression the kernel lacks: the batch is refused */
   size_t m = msg_begin(b, NFNL_MSG_BATCH_BEGIN, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
   msg_end(b, m);
   b->table = NFT_TABLE_UDP;
@@ -550,6 +556,12 @@ static void build_udp(struct nlb *b, const struct rrt_net_config *cfg, const str
     rule_end(b, r);
   }
 
+  if (refuse) {
+    r = rule_begin(b);
+    struct nest2 e = expr_begin(b, "rootlessrt-none");
+    expr_end(b, e);
+    rule_end(b, r);
+  }
   b->chain = "tproxy";
   for (int v6 = 0; v6 < 2; v6++) {
     uint16_t port = v6 ? p6 : port4;
@@ -755,4 +767,76 @@ ssize_t net_nfq_next(int fd, void *buf, size_t cap, uint32_t *id, const uint8_t 
       return 0;
     }
   }
+}
+
+/* ---------------------------------------------------------------- rootlessrt check */
+
+static void probe_child(int fd)
+{
+  struct rrt_net_config cfg = {.mode = RRT_NET_SLIRP, .mtu = 65520};
+  snprintf(cfg.cidr, sizeof(cfg.cidr), "10.0.2.0/24");
+  struct net_addrs a;
+  struct rrt_error err = RRT_ERROR_INIT;
+  int tcp = 0, gate = 0, udp = 0;
+  cleanup_free char *why = NULL;
+  if (net_cidr_parse(cfg.cidr, &a, &err) < 0 || unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0) {
+    dprintf(fd, "E %d %s", errno, err.msg ? err.msg : "unshare(CLONE_NEWUSER|CLONE_NEWNET)");
+    _exit(1);
+  }
+  int q = net_nfq_open(&err);
+  if (q < 0 || net_nft_install(&cfg, &a, 1, 0, true, &err) < 0) {
+    gate = err.errnum ? err.errnum : EPERM;
+    why = xstrdup(rrt_error_msg(&err));
+    rrt_error_clear(&err);
+    if (net_nft_install(&cfg, &a, 1, 0, false, &err) < 0) {
+      tcp = err.errnum ? err.errnum : EPERM;
+      free(why);
+      why = xstrdup(rrt_error_msg(&err));
+      rrt_error_clear(&err);
+    }
+  }
+  if (net_nft_install_udp(&cfg, &a, 1, 0, &err) < 0) {
+    udp = err.errnum ? err.errnum : EPERM;
+    if (!why)
+      why = xstrdup(rrt_error_msg(&err));
+    rrt_error_clear(&err);
+  }
+  dprintf(fd, "%d %d %d %s", tcp, gate, udp, why ? why : "");
+  _exit(0);
+}
+
+int rrt_net_fast_path_probe(int *tcp, int *gate, int *udp, char **why, struct rrt_error *err)
+{
+  int p[2];
+  *why = NULL;
+  if (pipe2(p, O_CLOEXEC) < 0)
+    return rrt_error_errno(err, "pipe2");
+  cleanup_close int rd = p[0];
+  cleanup_close int wr = p[1];
+  pid_t pid = fork();
+  if (pid < 0)
+    return rrt_error_errno(err, "fork");
+  if (pid == 0) {
+    close(rd);
+    probe_child(wr);
+  }
+  close(steal_fd(&wr));
+  char buf[1024];
+  ssize_t n = rrt_read_all(rd, buf, sizeof(buf) - 1);
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+    ;
+  buf[n > 0 ? n : 0] = '\0';
+  int off = 0;
+  if (buf[0] == 'E') {
+    int e = 0;
+    if (sscanf(buf + 1, " %d %n", &e, &off) >= 1 && off > 0)
+      return rrt_error_set(err, e, "%s", buf + off + 1);
+    return rrt_error_set(err, 0, "the probe failed");
+  }
+  if (sscanf(buf, "%d %d %d %n", tcp, gate, udp, &off) < 3)
+    return rrt_error_set(err, 0, "the probe exited without an answer");
+  if (buf[off])
+    *why = xstrdup(buf + off);
+  return 0;
 }

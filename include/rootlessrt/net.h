@@ -61,6 +61,12 @@ char *rrt_net_resolv_conf(const struct rrt_net_config *cfg);
 int rrt_net_start(pid_t init_pid, const struct rrt_net_config *cfg, pid_t *helper_pid,
                   struct rrt_error *err);
 
+/* For `rootlessrt check`: the nf_tables rules of the fast path for the container's own
+ * connections, tried in a child's user and network namespace of its own. *tcp, *gate (the SYN
+ * gate) and *udp: 0, or the errno that refused it; *why: the first refusal (malloc'd, or NULL).
+ * -1: the probe itself could not run (no user namespace). */
+int rrt_net_fast_path_probe(int *tcp, int *gate, int *udp, char **why, struct rrt_error *err);
+
 /* Where rootlessrt-net is looked for: $ROOTLESSRT_NET_HELPER, beside this binary, in
  * ../libexec/rootlessrt/ from it, else this build's install path (malloc'd). */
 char *rrt_net_helper_path(void);

@@ -569,7 +569,7 @@ b_f=$(outbundle fault 'P="/usr/bin/python3 /net-helper.py"
 echo "mss: $($P mss 10.0.2.2 '$PO')"
 echo "udp: $(NET_HOST=10.0.2.2 $P udp-ping '$PU' fault-udp)"
 echo done')
-for step in socket bind listen nft-socket nft-send nft-rule nfq-socket route udp; do
+for step in socket bind listen nft-socket nft-send nft-rule nfq-socket route udp udp-table; do
   id=$(new_id fault)
   run env ROOTLESSRT_NET_FAULT=$step "$RRT" --root "$RRT_ROOT" --debug --log "$T_WORK/fault-$step.log" \
     run -b "$b_f" "$id"
@@ -578,7 +578,7 @@ for step in socket bind listen nft-socket nft-send nft-rule nfq-socket route udp
   if [ "$step" = nfq-socket ]; then
     like "$m" "^([2-9][0-9]{3}|[1-9][0-9]{4}) hello-from-host-$$\$" "fault at $step: the fast path, connecting after accept"
     is "$(grep -c 'no SYN gate' "$T_WORK/fault-$step.log"):$slow" 1:0 "fault at $step: one debug line says there is no gate"
-  elif [ "$step" = udp ]; then
+  elif [ "${step%-table}" = udp ]; then
     like "$m" "^([2-9][0-9]{3}|[1-9][0-9]{4}) hello-from-host-$$\$" "fault at $step: TCP keeps the fast path"
     is "$(grep -c 'own datagrams go through libslirp' "$T_WORK/fault-$step.log"):$slow" 1:0 \
       "fault at $step: one debug line says UDP goes through libslirp"
