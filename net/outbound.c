@@ -4,6 +4,7 @@
 #include <linux/netfilter_ipv4.h>
 #include <linux/netfilter_ipv6/ip6_tables.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,9 @@ static socklen_t sa_len(int family)
   return family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
 }
 
+static void out_accept(struct out_listener *l);
+static void gate_connected(struct pending *p);
+
 /* ---------------------------------------------------------------- the SYN gate */
 
 static void pending_verdicts(struct pending *p, bool accept, uint32_t mark)
@@ -315,6 +319,11 @@ static void gate_syn(struct net_outbound *o, uint32_t id, const uint8_t *pkt, si
   p->next = o->pending;
   o->pending = p;
   o->n_pending++;
+  /* A connect to a loopback or local address is done by the time connect() returns: the SYN goes
+   * on now, not a wake-up later. */
+  struct pollfd pf = {.fd = hfd, .events = POLLOUT};
+  if (poll(&pf, 1, 0) > 0)
+    gate_connected(p);
 }
 
 static void gate_connected(struct pending *p)
@@ -347,6 +356,12 @@ static void gate_connected(struct pending *p)
   p->connected = true;
   p->expire_ms = now_ms() + PENDING_ACCEPT_MS;
   pending_verdicts(p, true, 0);
+  /* The SYN let through, the handshake with our listener on loopback is done by now: accept it in
+   * this wake-up (p may be adopted, and gone, then). */
+  struct net_outbound *o = p->o;
+  struct out_listener *l = p->k.family == AF_INET6 ? &o->l6 : &o->l4;
+  if (l->fd >= 0)
+    out_accept(l);
 }
 
 static void gate_read(struct net_outbound *o)

@@ -1,8 +1,9 @@
-/* udp-bench.c: UDP packets per second for bench-net.sh: an echo server and a windowed client. */
+/* rrt-netbench.c: bench-net.sh's rates: UDP echoes and short HTTP connections per second. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,12 +12,16 @@
 #include <unistd.h>
 
 /*
- *   udp-bench echo ADDR PORT              echoes every datagram (recvmmsg/sendmmsg: the server is
- *                                         never what limits the rate)
- *   udp-bench rate ADDR PORT SECS WINDOW  64-byte datagrams with WINDOW in flight, each echo
+ *   rrt-netbench echo ADDR PORT            echoes every datagram (recvmmsg/sendmmsg: the server
+ *                                          is not what limits the rate)
+ *   rrt-netbench http ADDR PORT            per connection: reads the request, answers a 3-byte
+ *                                          page, closes (one process, no fork per connection)
+ *   rrt-netbench get ADDR PORT SECS        sequential HTTP/1.0 GETs, each a new connection, read
+ *                                          to EOF; prints the connections per second
+ *   rrt-netbench rate ADDR PORT SECS WINDOW  64-byte datagrams with WINDOW in flight, each echo
  *                                         answered by a new one (all WINDOW again after 50 ms
  *                                         without any); prints the echoes per second
- * As DNS asks and is answered: both directions of the path under test, per datagram.
+ * UDP as DNS asks and is answered: both directions of the path under test, per datagram.
  */
 
 #define BATCH 64
@@ -29,8 +34,7 @@ static double now(void)
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int resolve(const char *addr, const char *port, struct sockaddr_storage *ss,
-                   socklen_t *len)
+static int resolve(const char *addr, const char *port, struct sockaddr_storage *ss, socklen_t *len)
 {
   struct addrinfo hints = {.ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICHOST}, *ai;
   if (getaddrinfo(addr, port, &hints, &ai) != 0)
@@ -115,21 +119,77 @@ static int rate(int fd, double secs, int window)
   return 0;
 }
 
+static int http(int fd)
+{
+  static const char page[] = "HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nok\n";
+  if (listen(fd, 512) < 0) {
+    perror("listen");
+    return 1;
+  }
+  for (;;) {
+    int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+    if (c < 0) {
+      if (errno == EINTR || errno == ECONNABORTED)
+        continue;
+      perror("accept");
+      return 1;
+    }
+    char req[2048];
+    (void)!read(c, req, sizeof(req));
+    (void)!write(c, page, sizeof(page) - 1);
+    close(c);
+  }
+}
+
+static int get(const struct sockaddr_storage *ss, socklen_t len, double secs)
+{
+  static const char req[] = "GET / HTTP/1.0\r\n\r\n";
+  long n = 0;
+  double t0 = now(), end = t0 + secs;
+  while (now() < end) {
+    int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (const struct sockaddr *)ss, len) < 0) {
+      perror("connect");
+      return 1;
+    }
+    char buf[4096];
+    if (write(fd, req, sizeof(req) - 1) == (ssize_t)(sizeof(req) - 1))
+      while (read(fd, buf, sizeof(buf)) > 0)
+        ;
+    close(fd);
+    n++;
+  }
+  printf("%.0f\n", (double)n / (now() - t0));
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   struct sockaddr_storage ss;
   socklen_t len;
   if (argc < 4 || resolve(argv[2], argv[3], &ss, &len) < 0) {
-    fprintf(stderr, "usage: udp-bench echo ADDR PORT | rate ADDR PORT SECS WINDOW\n");
+    fprintf(stderr, "usage: rrt-netbench echo|http ADDR PORT | get ADDR PORT SECS | rate ADDR "
+                    "PORT SECS WINDOW\n");
     return 2;
   }
-  int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (strcmp(argv[1], "get") == 0 && argc == 5)
+    return get(&ss, len, atof(argv[4]));
+  bool tcp = strcmp(argv[1], "http") == 0;
+  int fd = socket(ss.ss_family, (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     perror("socket");
     return 1;
   }
-  int big = 4 << 20;
+  int big = 4 << 20, one = 1;
   (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+  if (tcp) {
+    (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, (struct sockaddr *)&ss, len) < 0) {
+      perror("bind");
+      return 1;
+    }
+    return http(fd);
+  }
   if (strcmp(argv[1], "echo") == 0) {
     if (bind(fd, (struct sockaddr *)&ss, len) < 0) {
       perror("bind");
@@ -144,6 +204,6 @@ int main(int argc, char **argv)
     }
     return rate(fd, atof(argv[4]), atoi(argv[5]));
   }
-  fprintf(stderr, "udp-bench: unknown verb %s\n", argv[1]);
+  fprintf(stderr, "rrt-netbench: unknown verb %s\n", argv[1]);
   return 2;
 }
