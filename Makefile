@@ -58,7 +58,7 @@ ALL_CFLAGS = -std=gnu11 -D_GNU_SOURCE -fvisibility=hidden -fno-strict-aliasing -
              -DRRT_LIBEXECDIR='"$(LIBEXECDIR)/rootlessrt"'
 ALL_LDFLAGS = $(LDFLAGS) $(SAN_FLAGS)
 
-# The source tree, top to bottom (README "Source layout"): cli/ (main and one file per verb) over
+# The source tree, top to bottom (docs/architecture.md): cli/ (main and one file per verb) over
 # the library: container/ (the lifecycle), image/ and check/ (the desktop run and the doctor),
 # rootfs/, confine/, cgroup/, net/, spec/, userns/, and base/ at the bottom. `make lint` checks
 # that no file depends on another in a circle (contrib/depcheck.py).

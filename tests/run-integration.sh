@@ -89,6 +89,10 @@ for h in "$repo"/tests/helper/*.c; do
   fi
 done
 cp -r "$repo/tests" "$repo/contrib" "$repo/man" "$work/" || die "cannot copy tests, contrib and man"
+# The documents, for t-docs.sh.
+for d in README.md docs; do
+  [ ! -e "$repo/$d" ] || cp -r "$repo/$d" "$work/" || die "cannot copy $d"
+done
 cp -r "$spec_src" "$work/spec" || die "cannot copy $spec_src"
 chmod -R u+w,a+rX "$work" # a SPEC_DIR given may be read-only: keep the copy removable
 if [ "$mode" = root ]; then

@@ -6,7 +6,7 @@
 # then compared class by class: where podman runs the image as user U, rootlessrt runs it as U
 # (the same output); where podman refuses, rootlessrt refuses with one line and exit status 1;
 # where they differ by design (rootlessrt refuses what podman accepts, or podman hangs) the check
-# names the case, and README's desktop section lists it. Each podman call is bounded by
+# names the case, and docs/desktop.md's table lists it. Each podman call is bounded by
 # PH_TIMEOUT seconds (90: 100,000 Env entries take podman a while on a loaded machine; PH_HANG_TIMEOUT, 10, where podman is known to block on a FIFO): a podman
 # that hangs is a finding recorded in the table, not a failure.
 # Prints the table (class, podman, rootlessrt) as '#' lines.
@@ -236,7 +236,7 @@ compare() {
           "${diag[@]}"
       fi
       [ "$prc" = 124 ] || [ "$prc" = 137 ] ||
-        echo "# $class: podman no longer hangs ($p): update README's table"
+        echo "# $class: podman no longer hangs ($p): update docs/desktop.md's table"
       # A killed podman run leaves its container behind; gone before the next case.
       timeout -k 5 60 podman rm -a -f -t 0 >/dev/null 2>&1
       ;;

@@ -3,7 +3,8 @@
 # parser accepts (the hidden `rootlessrt --list-flags [VERB]`, printed from the parser's own
 # tables) is described in the verb's section of the man page and offered by the bash, zsh and
 # fish completions; the man page renders without warnings and says what `help VERB` says; the
-# completions offer container ids, signal names and directories for -b.
+# completions offer container ids, signal names and directories for -b; README.md is a front page
+# of at most 250 lines that links every page of docs/.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
@@ -187,6 +188,36 @@ if command -v zsh >/dev/null; then
   has_line "$got" "^one/?\$" "zsh: directories for -b"
 else
   skip "zsh is not installed (contrib/install-deps.sh installs it)" 9
+fi
+
+# ---------------------------------------------------------------- README.md and docs/
+
+# README.md is the front page (at most 250 lines); every page of docs/ is reachable from it.
+TOP_DIR=$(cd "$TESTS_DIR/.." && pwd)
+if [ -f "$TOP_DIR/README.md" ]; then
+  n=$(wc -l <"$TOP_DIR/README.md")
+  if [ "$n" -le 250 ]; then
+    pass "README.md is a front page ($n lines, at most 250)"
+  else
+    fail "README.md is a front page" "$n lines, more than 250: move the text to its docs/ page"
+  fi
+else
+  skip "no README.md beside tests/"
+fi
+if [ -f "$TOP_DIR/README.md" ] && [ -f "$TOP_DIR/docs/README.md" ]; then
+  miss=""
+  for page in "$TOP_DIR"/docs/*.md; do
+    grep -qF "(docs/${page##*/}" "$TOP_DIR/README.md" || miss+=" ${page##*/}"
+  done
+  is "$miss" "" "README.md links every page of docs/"
+  miss=""
+  for page in "$TOP_DIR"/docs/*.md; do
+    name=${page##*/}
+    [ "$name" = README.md ] || grep -qF "]($name" "$TOP_DIR/docs/README.md" || miss+=" $name"
+  done
+  is "$miss" "" "docs/README.md lists every page of docs/"
+else
+  skip "no README.md and docs/README.md beside tests/" 2
 fi
 
 # ---------------------------------------------------------------- the AppArmor profile
