@@ -433,6 +433,12 @@ static __attribute__((noreturn)) void agent_main(int sock, int userns_fd, int ne
       struct sockaddr_storage ss = {0};
       memcpy(&ss, req + 1, (size_t)n - 1);
       fd = reply_socket(&ss, (socklen_t)(n - 1), &err);
+    } else if (req[0] == 'I' || req[0] == 'i') {
+      /* Raw, headers included: ICMP errors to the container from the address it sent to. */
+      fd = socket(req[0] == 'i' ? AF_INET6 : AF_INET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                  IPPROTO_RAW);
+      if (fd < 0)
+        rrt_error_errno(&err, "raw socket in the container network namespace");
     } else {
       fd = socket(AF_INET,
                   (req[0] == 'U' ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -512,6 +518,23 @@ int net_agent_reply_socket(int agent_sock, const struct sockaddr *sa, socklen_t 
   ssize_t n;
   do
     n = send(agent_sock, req, 1 + len, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return rrt_error_errno(err, "ns agent: send");
+  int fd = -1;
+  if (net_recv_status(agent_sock, &fd, err) < 0)
+    return -1;
+  if (fd < 0)
+    return rrt_error_set(err, 0, "ns agent: reply without a socket");
+  return fd;
+}
+
+int net_agent_raw_socket(int agent_sock, int family, struct rrt_error *err)
+{
+  char req = family == AF_INET6 ? 'i' : 'I';
+  ssize_t n;
+  do
+    n = send(agent_sock, &req, 1, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
   if (n < 0)
     return rrt_error_errno(err, "ns agent: send");

@@ -94,6 +94,8 @@ int net_agent_udp_path(int agent_sock, int *u4, int *u6, struct rrt_error *err);
  * the container replies from the address it sent to. */
 int net_agent_reply_socket(int agent_sock, const struct sockaddr *sa, socklen_t len,
                            struct rrt_error *err);
+/* A raw socket (IPPROTO_RAW: headers included) of that family in the container netns. */
+int net_agent_raw_socket(int agent_sock, int family, struct rrt_error *err);
 /* A socket of that type (SOCK_STREAM, SOCK_DGRAM) created in the container netns. */
 int net_agent_socket(int agent_sock, int type, struct rrt_error *err);
 

@@ -455,6 +455,8 @@ static void out_one(struct net_outbound *o, struct out_listener *l, int cfd,
     return;
   }
   addr_text(&dst, what, sizeof(what));
+  if (o->nfq >= 0)
+    rrt_debug("the container's connection to %s: not through the gate, connecting now", what);
   if (!translate(o, &dst)) {
     rrt_debug("the container's connection to %s: not a destination it may reach: reset", what);
     reset_close(cfd);

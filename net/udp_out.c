@@ -71,6 +71,7 @@ struct net_udp_out {
   struct udp_reply *replies;
   int64_t idle_ms, next_sweep;
   bool limit_logged;
+  int raw4, raw6;             /* for ICMP errors, made when first needed (-2: refused) */
   uint8_t (*bufs)[DGRAM_MAX]; /* BATCH of them */
   struct mmsghdr in[BATCH], out[BATCH];
   struct iovec iov_in[BATCH], iov_out[BATCH];
@@ -419,13 +420,114 @@ static void from_ctr(struct net_udp_out *u, struct uo_listener *l)
   }
 }
 
+static uint16_t csum(uint32_t sum, const void *data, size_t len)
+{
+  const uint8_t *p = data;
+  for (size_t i = 0; i + 1 < len; i += 2)
+    sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+  if (len & 1)
+    sum += (uint32_t)(p[len - 1] << 8);
+  while (sum >> 16)
+    sum = (sum & 0xffff) + (sum >> 16);
+  return htons((uint16_t)~sum);
+}
+
+/*
+ * The host's "port unreachable" for a flow (ECONNREFUSED on our socket) to the container, from the
+ * address it sent to, quoting its datagram's headers: its connected socket gets ECONNREFUSED as
+ * libslirp's ICMP error gives it, not a timeout.
+ */
+static void port_unreachable(struct net_udp_out *u, struct oflow *f)
+{
+  bool v6 = f->src.ss_family == AF_INET6;
+  int *raw = v6 ? &u->raw6 : &u->raw4;
+  if (*raw == -1) {
+    struct rrt_error err = RRT_ERROR_INIT;
+    *raw = net_agent_raw_socket(u->agent_sock, f->src.ss_family, &err);
+    if (*raw < 0) {
+      rrt_debug("the container's datagrams: no ICMP errors: %s", rrt_error_msg(&err));
+      rrt_error_clear(&err);
+      *raw = -2;
+    }
+  }
+  if (*raw < 0)
+    return;
+  uint8_t pkt[40 + 8 + 40 + 8] = {0};
+  size_t len;
+  if (!v6) {
+    const struct sockaddr_in *s = (const void *)&f->src, *d = (const void *)&f->dst;
+    uint8_t *ip = pkt, *icmp = pkt + 20, *in = pkt + 28, *udp = pkt + 48;
+    len = 56;
+    ip[0] = 0x45;
+    ip[2] = (uint8_t)(len >> 8);
+    ip[3] = (uint8_t)len;
+    ip[8] = 64;
+    ip[9] = IPPROTO_ICMP;
+    memcpy(ip + 12, &d->sin_addr, 4);
+    memcpy(ip + 16, &s->sin_addr, 4);
+    icmp[0] = 3; /* destination unreachable */
+    icmp[1] = 3; /* port unreachable */
+    in[0] = 0x45;
+    in[3] = 28;
+    in[8] = 64;
+    in[9] = IPPROTO_UDP;
+    memcpy(in + 12, &s->sin_addr, 4);
+    memcpy(in + 16, &d->sin_addr, 4);
+    uint16_t c = csum(0, in, 20);
+    memcpy(in + 10, &c, 2);
+    memcpy(udp, &s->sin_port, 2);
+    memcpy(udp + 2, &d->sin_port, 2);
+    udp[5] = 8;
+    c = csum(0, icmp, 8 + 28);
+    memcpy(icmp + 2, &c, 2);
+  } else {
+    const struct sockaddr_in6 *s = (const void *)&f->src, *d = (const void *)&f->dst;
+    uint8_t *ip = pkt, *icmp = pkt + 40, *in = pkt + 48, *udp = pkt + 88;
+    len = 96;
+    size_t plen = len - 40;
+    ip[0] = 0x60;
+    ip[4] = (uint8_t)(plen >> 8);
+    ip[5] = (uint8_t)plen;
+    ip[6] = IPPROTO_ICMPV6;
+    ip[7] = 64;
+    memcpy(ip + 8, &d->sin6_addr, 16);
+    memcpy(ip + 24, &s->sin6_addr, 16);
+    icmp[0] = 1; /* destination unreachable */
+    icmp[1] = 4; /* port unreachable */
+    in[0] = 0x60;
+    in[5] = 8;
+    in[6] = IPPROTO_UDP;
+    in[7] = 64;
+    memcpy(in + 8, &s->sin6_addr, 16);
+    memcpy(in + 24, &d->sin6_addr, 16);
+    memcpy(udp, &s->sin6_port, 2);
+    memcpy(udp + 2, &d->sin6_port, 2);
+    udp[5] = 8;
+    /* The pseudo-header: both addresses, the length, the next header. */
+    uint32_t sum = 0;
+    for (size_t i = 8; i < 40; i += 2)
+      sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+    sum += (uint32_t)plen + IPPROTO_ICMPV6;
+    uint16_t c = csum(sum, icmp, plen);
+    memcpy(icmp + 2, &c, 2);
+  }
+  struct sockaddr_storage to = f->src;
+  if (v6)
+    ((struct sockaddr_in6 *)&to)->sin6_port = 0;
+  else
+    ((struct sockaddr_in *)&to)->sin_port = 0;
+  (void)sendto(*raw, pkt, len, 0, (struct sockaddr *)&to, sa_len(to.ss_family));
+}
+
 /* Replies to a flow: back to the container's source, from where it sent to. */
 static void from_host(struct net_udp_out *u, struct oflow *f)
 {
   for (int round = 0; round < 8; round++) {
     int n = recv_batch(u, f->hfd, false);
-    if (n < 0 && errno == ECONNREFUSED)
-      continue; /* an ICMP error of an earlier datagram: the flow goes on */
+    if (n < 0 && errno == ECONNREFUSED) {
+      port_unreachable(u, f); /* an ICMP error of an earlier datagram: the flow goes on */
+      continue;
+    }
     if (n <= 0)
       return;
     f->last_ms = now_ms();
@@ -503,6 +605,7 @@ struct net_udp_out *net_udp_out_new(int epfd, int agent_sock, const struct rrt_n
   inet_pton(AF_INET6, NET_DNS6, &u->dns6);
   read_nameservers(u);
   u->bufs = xmalloc(BATCH * sizeof(*u->bufs));
+  u->raw4 = u->raw6 = -1;
   u->l4.fd = u4;
   u->l6.fd = u6;
   if (listener_add(u, &u->l4, AF_INET, err) < 0 || listener_add(u, &u->l6, AF_INET6, err) < 0) {
@@ -525,6 +628,10 @@ void net_udp_out_free(struct net_udp_out *u)
     close(u->l4.fd);
   if (u->l6.fd >= 0)
     close(u->l6.fd);
+  if (u->raw4 >= 0)
+    close(u->raw4);
+  if (u->raw6 >= 0)
+    close(u->raw6);
   free(u->bufs);
   free(u);
 }

@@ -448,6 +448,7 @@ while [ ! -e /x/go ]; do sleep 0.05; done
 echo "count: $(NET_HOST=$G $P count-client '$PK' 1073741824)"
 echo "udp: $(NET_HOST=$G $P udp-ping '$PU' udp-from-ctr)"
 echo "udpsock: $(grep -ci " 0202000A:$(printf %04X '$PU') " /proc/net/udp)"
+echo "udprefused: $($P udp-refused $G '$PC')"
 echo "big: $(NET_HOST=$G $P udp-ping '$PU' $(head -c 30000 /dev/zero | tr "\\0" u) | wc -c)"
 echo done
 exec sleep 600'
@@ -494,6 +495,8 @@ like "$(awk -v c="${cpu:-99}" 'BEGIN {print (c / 1.07 <= 0.5) ? "ok" : "high"}')
 has_line "$got" '^udp: udp-from-ctr$' "a datagram to 10.0.2.2 is echoed by the host's 127.0.0.1"
 has_line "$got" '^udpsock: 1$' "... through the helper's transparent socket at 10.0.2.2:$PU in the container's netns"
 has_line "$got" '^big: 30001$' "a datagram of 30,000 bytes at MTU 1500, both ways"
+like "$(sed -n 's/^udprefused: //p' <<<"$got")" '^ECONNREFUSED (0|1)\.' \
+  "a datagram to a port nothing listens on: ECONNREFUSED at once (ICMP port unreachable, as libslirp's)"
 ok "kill the container" rrt kill "$own" KILL
 wait_status "$own" stopped 10
 gone_and_free "the container's own connections" "$own_helper"
@@ -627,9 +630,10 @@ fi
 
 # The outside, as a network namespace of the test's own (unshare, as the DNS test below: the
 # runtime runs as uid 0 of a user namespace): a veth whose end v0 is 192.0.2.1/24, a server there.
-# The container (host loopback off) reaches 192.0.2.1 by the fast path; a port nothing listens on,
-# a network with no route and an address no one answers on 192.0.2.0/24 fail as on the slirp path
-# (--network-opt outbound-via=slirp, the same container run again): the same errno, as soon.
+# The container (host loopback off) reaches 192.0.2.1 by the fast path; a port nothing listens on
+# (TCP and UDP), a network with no route and an address no one answers on 192.0.2.0/24 fail as on
+# the slirp path (--network-opt outbound-via=slirp, the same container run again): the same errno,
+# as soon.
 b_ext=$(netbundle ext sh /t.sh)
 cat >"$b_ext/rootfs/t.sh" <<'EOS' || bail_out "cannot write $b_ext/rootfs/t.sh"
 P="/usr/bin/python3 /net-helper.py"
@@ -637,13 +641,14 @@ echo "mss: $($P mss 192.0.2.1 8080)"
 echo "refused: $($P connect 192.0.2.1 8081)"
 echo "nonet: $($P connect 198.51.100.1 80)"
 echo "nohost: $($P connect 192.0.2.99 80 6)"
+echo "udprefused: $($P udp-refused 192.0.2.1 8081)"
 EOS
 cfg "$b_ext" '.annotations = {"rootlessrt.network": "slirp", "rootlessrt.mtu": "1500"} |
   .linux.uidMappings = [{containerID: 0, hostID: 0, size: 1}] |
   .linux.gidMappings = [{containerID: 0, hostID: 0, size: 1}] | del(.process.user.additionalGids)' ||
   bail_out "cannot edit $b_ext/config.json"
 if [ -n "$dns_probe" ]; then
-  skip "the outside: cannot make a user+mount+network namespace with unshare --map-users=auto: $dns_probe" 10
+  skip "the outside: cannot make a user+mount+network namespace with unshare --map-users=auto: $dns_probe" 12
 else
   id=$(new_id ext) id2=$(new_id ext)
   run timeout -k 5 90 unshare --map-users=auto --map-groups=auto --map-root-user -m -n sh -c '
@@ -660,7 +665,7 @@ else
   like "$(sed -n 's/^mss: //p' <<<"$fast")" '^([2-9][0-9]{3}|[1-9][0-9]{4}) hello-outside$' \
     "the outside: 192.0.2.1 is reached by the fast path (loopback-sized segments at MTU 1500)"
   like "$(sed -n 's/^mss: //p' <<<"$slow")" '^1[0-9]{3} hello-outside$' "... and by libslirp with outbound-via=slirp"
-  for what in refused nonet nohost; do
+  for what in refused nonet nohost udprefused; do
     f=$(sed -n "s/^$what: //p" <<<"$fast") s=$(sed -n "s/^$what: //p" <<<"$slow")
     is "${f%% *}" "${s%% *}" "the outside, $what: the fast path fails as libslirp does (${s:-nothing})"
     like "$(awk -v a="${f#* }" -v b="${s#* }" 'BEGIN {print (a + 0 <= b + 1.5) ? "ok" : a " s against " b " s"}')" \

@@ -20,6 +20,8 @@
 # The clients connect to 127.0.0.1, or to $NET_HOST (a container's 10.0.2.2, fd00::2). And:
 #   connect HOST PORT [SECS]      "ok", or the errno's name (or "timeout" after SECS, 20), and
 #                                 the seconds it took
+#   udp-refused HOST PORT         a datagram on a connected socket to a port nothing listens on:
+#                                 the errno of the next recv (or "timeout" after 3 s) and the time
 #   mss HOST PORT                 the connected socket's TCP_MAXSEG and the first line it reads
 #   hc-server PORT N OUTFILE      per connection: sends N bytes, shuts down its side, reads to EOF,
 #                                 writes "got BYTES SHA256" to OUTFILE
@@ -219,6 +221,20 @@ def main(argv):
         try:
             with socket.create_connection((a[0], int(a[1])), timeout=float(a[2]) if len(a) > 2 else 20):
                 what = "ok"
+        except socket.timeout:
+            what = "timeout"
+        except OSError as e:
+            what = errno.errorcode.get(e.errno, str(e))
+        print("%s %.3f" % (what, time.monotonic() - t0))
+    elif verb == "udp-refused":
+        s = socket.socket(socket.AF_INET6 if ":" in a[0] else socket.AF_INET, socket.SOCK_DGRAM)
+        s.connect((a[0], int(a[1])))
+        s.settimeout(3)
+        t0 = time.monotonic()
+        what = "reply"
+        try:
+            s.send(b"anyone?")
+            s.recv(100)
         except socket.timeout:
             what = "timeout"
         except OSError as e:
