@@ -125,15 +125,6 @@ static int setup_tap(const struct rrt_net_config *cfg, const struct net_addrs *a
   return steal_fd(&tap);
 }
 
-bool net_fault(const char *step)
-{
-  const char *f = getenv("ROOTLESSRT_NET_FAULT");
-  if (!f || strcmp(f, step) != 0)
-    return false;
-  errno = EPERM;
-  return true;
-}
-
 /* A listener of the fast path on the container's loopback, at a port the kernel picks. */
 static int fast_listener(int family, uint16_t *port, struct rrt_error *err)
 {

@@ -341,3 +341,12 @@ char *rrt_net_resolv_conf(const struct rrt_net_config *cfg)
     return xasprintf("nameserver %s\nnameserver fd00::3\n", dns);
   return xasprintf("nameserver %s\n", dns);
 }
+
+bool net_fault(const char *step)
+{
+  const char *f = getenv("ROOTLESSRT_NET_FAULT");
+  if (!f || strcmp(f, step) != 0)
+    return false;
+  errno = EPERM;
+  return true;
+}

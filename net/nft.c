@@ -708,7 +708,8 @@ int net_nft_install_udp(const struct rrt_net_config *cfg, const struct net_addrs
 
 int net_nfq_verdict(int fd, uint32_t id, bool accept, uint32_t mark)
 {
-  struct nlb b;
+  /* One message, built again for each verdict (the helper is single-threaded). */
+  static struct nlb b;
   b.len = 0;
   b.seq = 0;
   b.n_acks = 0;
