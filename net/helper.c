@@ -343,8 +343,8 @@ static int helper_setup(struct helper *h, int userns_fd, int netns_fd, int init_
   }
   if (h->outbound || h->udp_out)
     rrt_debug("net helper: the container's own connections by the fast path:%s%s%s%s",
-              l4 >= 0 ? " TCP" : "", nfq >= 0 ? " (with the SYN gate)" : "",
-              u4 >= 0 ? " UDP" : "", l6 >= 0 || u6 >= 0 ? ", IPv6 too" : "");
+              l4 >= 0 ? " TCP" : "", nfq >= 0 ? " (with the SYN gate)" : "", u4 >= 0 ? " UDP" : "",
+              l6 >= 0 || u6 >= 0 ? ", IPv6 too" : "");
   /* Listening before readiness is reported: a port in use fails `create`. */
   for (size_t i = 0; i < cfg->n_ports; i++) {
     const struct rrt_port *p = &cfg->ports[i];
