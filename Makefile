@@ -188,9 +188,14 @@ demo: deps
 	@bash contrib/demo.sh $(abspath $(BUILD)/rootlessrt)
 
 bench: deps
-	@$(MAKE) --no-print-directory all $(PROBE)
+	@$(MAKE) --no-print-directory all $(PROBE) $(BUILD)/rrt-netbench
 	@bash contrib/bench.sh $(abspath $(BUILD)/rootlessrt)
 	@bash contrib/bench-shim.sh $(abspath $(BUILD)/rootlessrt)
+
+# The rates tool of tests/netbench/bench-net.sh (found beside the runtime).
+$(BUILD)/rrt-netbench: tests/netbench/rrt-netbench.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $<
 
 # Fuzzing. Every tests/fuzz/fuzz_NAME.c is a libFuzzer harness (LLVMFuzzerTestOneInput) whose
 # seeds are tests/fuzz/corpus/NAME/. Each is built twice: by clang with libFuzzer, ASan and UBSan

@@ -340,9 +340,44 @@ static void report_optional_tool(struct rrt_check *c, const char *name, enum che
   }
 }
 
+/* The fast path of the container's own connections: what the kernel lets a user namespace's
+ * root do with nf_tables (the modules a rootless user cannot load). */
+static void report_fast_path(struct rrt_check *c)
+{
+  static const char fix[] =
+      "printf '%s\\n' nf_tables nft_redir nft_compat xt_NFQUEUE nft_tproxy nft_reject_inet | "
+      "sudo tee /etc/modules-load.d/rootlessrt.conf && sudo systemctl restart "
+      "systemd-modules-load";
+  int tcp = 0, gate = 0, udp = 0;
+  cleanup_free char *why = NULL;
+  struct rrt_error err = RRT_ERROR_INIT;
+  if (rrt_net_fast_path_probe(&tcp, &gate, &udp, &why, &err) < 0) {
+    check_add(c, "net-fast-path", RRT_CHECK_WARN, NULL,
+              "cannot try nf_tables in a user namespace (%s): the container's own connections "
+              "may go through libslirp (slower)",
+              rrt_error_msg(&err));
+    rrt_error_clear(&err);
+    return;
+  }
+  if (tcp == 0 && gate == 0 && udp == 0) {
+    check_add(c, "net-fast-path", RRT_CHECK_OK, NULL,
+              "nf_tables takes the rules: the container's own TCP and UDP bypass libslirp");
+    return;
+  }
+  const char *tcp_what = tcp    ? "the container's own TCP goes through libslirp (slower)"
+                         : gate ? "a refused TCP destination is a reset after connect() (no SYN "
+                                  "gate: NFQUEUE)"
+                                : NULL;
+  const char *udp_what = udp ? "its own UDP goes through libslirp (slower)" : NULL;
+  check_add(c, "net-fast-path", RRT_CHECK_WARN, xstrdup(fix), "nf_tables: %s: %s%s%s",
+            why ? why : "refused", tcp_what ? tcp_what : "", tcp_what && udp_what ? "; " : "",
+            udp_what ? udp_what : "");
+}
+
 void check_net_helpers(struct rrt_check *c)
 {
   report_rootlessrt_net(c);
+  report_fast_path(c);
   report_optional_tool(c, "slirp4netns", PKG_SLIRP4NETNS, "pasta");
   report_optional_tool(c, "pasta", PKG_PASST, "slirp4netns");
 }
