@@ -194,19 +194,22 @@ podman-check: all
 	@bash tests/podman-check.sh $(abspath $(BUILD)/rootlessrt)
 
 SHELL_SCRIPTS = $(shell git ls-files '*.sh' .ci/run contrib/hooks 2>/dev/null)
+DOC_PAGES = $(shell git ls-files README.md 'docs/*.md' 2>/dev/null)
 C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
 format:
 	clang-format -i $(C_FILES)
 
 # The dependency rules (no circle between files, folders only use the layers below them) are
-# checked on the objects themselves: contrib/depcheck.py.
+# checked on the objects themselves: contrib/depcheck.py. contrib/linkcheck.py: every relative
+# link and #anchor of README.md and docs/ resolves.
 lint: $(LIB_OBJS) $(CLI_OBJS) $(NET_MAIN_OBJ)
 	@python3 contrib/depcheck.py $(BUILD)/obj
 	@clang-format --dry-run --Werror $(C_FILES)
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 	  --suppress=missingIncludeSystem -Iinclude $(C_FILES)
 	@shellcheck -x -S warning $(SHELL_SCRIPTS)
+	@python3 contrib/linkcheck.py $(DOC_PAGES)
 	@echo "lint: ok"
 
 # The man page: man/rootlessrt.1.in with each verb's `rootlessrt help VERB` text put in.
