@@ -202,22 +202,27 @@ format:
 
 # The dependency rules (no circle between files, folders only use the layers below them) are
 # checked on the objects themselves: contrib/depcheck.py. contrib/linkcheck.py: every relative
-# link and #anchor of README.md and docs/ resolves.
-lint: $(LIB_OBJS) $(CLI_OBJS) $(NET_MAIN_OBJ)
+# link and #anchor of README.md and docs/ resolves, and every rootlessrt page a man page names.
+lint: $(LIB_OBJS) $(CLI_OBJS) $(NET_MAIN_OBJ) $(MAN_DIR)/.made
 	@python3 contrib/depcheck.py $(BUILD)/obj
 	@clang-format --dry-run --Werror $(C_FILES)
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 	  --suppress=missingIncludeSystem -Iinclude $(C_FILES)
 	@shellcheck -x -S warning $(SHELL_SCRIPTS)
-	@python3 contrib/linkcheck.py $(DOC_PAGES)
+	@python3 contrib/linkcheck.py --man $(MAN_DIR) $(DOC_PAGES)
 	@echo "lint: ok"
 
-# The man page: man/rootlessrt.1.in with each verb's `rootlessrt help VERB` text put in.
-man: $(BUILD)/rootlessrt.1
-$(BUILD)/rootlessrt.1: man/rootlessrt.1.in man/mkman.sh $(BUILD)/rootlessrt
-	sh man/mkman.sh $(BUILD)/rootlessrt $< >$@.tmp && mv $@.tmp $@
+# The man pages, into build/man/: rootlessrt(1), the overview (man/rootlessrt.1.in), and
+# rootlessrt-VERB(1) for every verb, made from `rootlessrt help VERB` (cli/usage.c,
+# cli/flag_docs.c): a verb added to the tables gets its page with no change here.
+MAN_DIR := $(BUILD)/man
+man: $(MAN_DIR)/.made
+$(MAN_DIR)/.made: man/rootlessrt.1.in man/mkman.sh $(BUILD)/rootlessrt
+	rm -rf $(MAN_DIR).tmp
+	sh man/mkman.sh $(BUILD)/rootlessrt $< $(MAN_DIR).tmp
+	rm -rf $(MAN_DIR) && mv $(MAN_DIR).tmp $(MAN_DIR) && touch $@
 
-install: all $(BUILD)/rootlessrt.1
+install: all $(MAN_DIR)/.made
 	install -D -m 0755 $(BUILD)/rootlessrt $(DESTDIR)$(BINDIR)/rootlessrt
 	install -D -m 0755 $(BUILD)/rootlessrt-net $(DESTDIR)$(LIBEXECDIR)/rootlessrt/rootlessrt-net
 	install -D -m 0755 $(BUILD)/rootlessrt-systemd \
@@ -225,7 +230,8 @@ install: all $(BUILD)/rootlessrt.1
 	install -D -m 0755 $(BUILD)/rootlessrt-pull $(DESTDIR)$(LIBEXECDIR)/rootlessrt/rootlessrt-pull
 	install -d $(DESTDIR)$(DATADIR)/rootlessrt/hooks
 	install -m 0755 contrib/hooks/*.sh $(DESTDIR)$(DATADIR)/rootlessrt/hooks/
-	install -D -m 0644 $(BUILD)/rootlessrt.1 $(DESTDIR)$(MANDIR)/man1/rootlessrt.1
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 $(MAN_DIR)/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -D -m 0644 contrib/completion/rootlessrt.bash \
 	  $(DESTDIR)$(DATADIR)/bash-completion/completions/rootlessrt
 	install -D -m 0644 contrib/completion/_rootlessrt $(DESTDIR)$(DATADIR)/zsh/site-functions/_rootlessrt
