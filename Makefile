@@ -151,7 +151,7 @@ $(ARCHIVE_NULL): tests/helper/rootlessrt-archive-null.c $(BUILD)/tests/unpack-ar
 unit: $(UNIT_BINS)
 	@sh tests/run-unit.sh $(UNIT_BINS)
 
-integration: all $(PROBE) $(CONSOLE_RECV) $(ARCHIVE_NULL)
+integration: all $(PROBE) $(CONSOLE_RECV) $(PTYRUN) $(ARCHIVE_NULL)
 	@bash tests/run-integration.sh $(abspath $(BUILD)/rootlessrt) $(abspath $(PROBE))
 
 # One summary line for everything: unit + integration.
@@ -163,7 +163,7 @@ check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g -fno-omit-frame-pointer" \
 	  SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" LINK_STATIC=0 \
 	  build-asan/rootlessrt build-asan/rootlessrt-net build-asan/rootlessrt-systemd build-asan/rootlessrt-pull $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BINS)) build-asan/rrt-probe \
-	  build-asan/console-recv build-asan/rootlessrt-archive-null
+	  build-asan/console-recv build-asan/ptyrun build-asan/rootlessrt-archive-null
 	@RRT_ASAN=1 bash tests/run-all.sh build-asan
 
 demo: deps

@@ -251,6 +251,34 @@ else
   skip "no README.md and docs/README.md beside tests/" 2
 fi
 
+# Every relative link and #anchor resolves (contrib/linkcheck.py, in make lint): on the pages as
+# they are, then on a copy with a link to a missing page, an anchor no heading makes and a man
+# page naming a verb page that does not exist.
+if [ -f "$TOP_DIR/README.md" ] && [ -d "$TOP_DIR/docs" ]; then
+  L=$T_WORK/links
+  mkdir -p "$L"
+  cp -r "$TOP_DIR/README.md" "$TOP_DIR/docs" "$L/"
+  run bash -c 'cd "$1" && "$2" "$3" README.md docs/*.md' _ "$L" "$PY" "$CONTRIB_DIR/linkcheck.py"
+  is "$rc:$err" "0:" "linkcheck: every relative link and anchor of README.md and docs/ resolves"
+  printf '\nSee [the page](gone.md) and [a part](cgroups.md#no-such-heading).\n' >>"$L/docs/ci.md"
+  run bash -c 'cd "$1" && "$2" "$3" README.md docs/*.md' _ "$L" "$PY" "$CONTRIB_DIR/linkcheck.py"
+  like "$rc:$err" '^1:.*docs/ci\.md:[0-9]+: gone\.md: no such file.*docs/ci\.md:[0-9]+: cgroups\.md#no-such-heading: .*no heading with the anchor' \
+    "linkcheck: a link to a missing page and an anchor no heading makes fail, each named"
+  if [ -d "$MAN_OUT" ]; then
+    cp -r "$MAN_OUT" "$L/man"
+    run "$PY" "$CONTRIB_DIR/linkcheck.py" --man "$L/man"
+    is "$rc:$err" "0:" "linkcheck --man: every rootlessrt page a man page names exists"
+    printf '.BR rootlessrt\\-nosuch (1)\n' >>"$L/man/rootlessrt-run.1"
+    run "$PY" "$CONTRIB_DIR/linkcheck.py" --man "$L/man"
+    like "$rc:$err" '^1:.*rootlessrt-run\.1:[0-9]+: rootlessrt-nosuch\(1\): no such page' \
+      "linkcheck --man: a page naming a missing verb page fails"
+  else
+    skip "no man pages were made" 2
+  fi
+else
+  skip "no README.md and docs/ beside tests/" 4
+fi
+
 # ---------------------------------------------------------------- the AppArmor profile
 
 aa_in=$CONTRIB_DIR/apparmor/rootlessrt.in
