@@ -76,6 +76,7 @@ PROBE := $(BUILD)/rrt-probe
 CONSOLE_RECV := $(BUILD)/console-recv
 PTYRUN := $(BUILD)/ptyrun
 ARCHIVE_NULL := $(BUILD)/rootlessrt-archive-null
+MAN_DIR := $(BUILD)/man
 
 .PHONY: all deps demo check check-asan unit integration bench lint format install clean fuzz podman-check \
         man dist deb deb-test rpm check-runc
@@ -215,7 +216,6 @@ lint: $(LIB_OBJS) $(CLI_OBJS) $(NET_MAIN_OBJ) $(MAN_DIR)/.made
 # The man pages, into build/man/: rootlessrt(1), the overview (man/rootlessrt.1.in), and
 # rootlessrt-VERB(1) for every verb, made from `rootlessrt help VERB` (cli/usage.c,
 # cli/flag_docs.c): a verb added to the tables gets its page with no change here.
-MAN_DIR := $(BUILD)/man
 man: $(MAN_DIR)/.made
 $(MAN_DIR)/.made: man/rootlessrt.1.in man/mkman.sh $(BUILD)/rootlessrt
 	rm -rf $(MAN_DIR).tmp
