@@ -222,9 +222,8 @@ const struct rrt_verb_help rrt_verb_helps[] = {
      "an error that says how to remove it.",
      NULL},
     {"kill",
-     "A signal is a name, with or without SIG, or a number. A stopped container is an error "
-     "saying container not running; once init has exited, --all still signals what it left in "
-     "its cgroup.",
+     "A stopped container is an error saying container not running; once init has exited, "
+     "--all still signals what it left in its cgroup.",
      kill_flags},
     {"delete", NULL, delete_flags},
     {"list", "Every container under the root, half-made ones included.", list_flags},
@@ -267,8 +266,9 @@ const struct rrt_verb_help rrt_verb_helps[] = {
      "them.",
      pull_flags},
     {"features",
-     "The runtime-spec features document: hooks, mount options, namespaces, capabilities, and the "
-     "seccomp actions and architectures of the linked libseccomp.",
+     "The runtime-spec features document: the OCI versions, hooks, mount options, annotations, "
+     "and for Linux the namespaces, capabilities, cgroup, seccomp (the actions, architectures "
+     "and flags of the linked libseccomp), AppArmor, SELinux and Intel RDT support.",
      NULL},
     {"check",
      "One line per item: ok, warn or fail, the item, what was found and, for a problem, -> fix: "
