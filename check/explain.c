@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "check_internal.h"
 #include "rootlessrt/util.h"
@@ -24,6 +25,27 @@ static bool under_own_profile(void)
   return label && strncmp(label, "rootlessrt ", 11) == 0;
 }
 
+/* Why /dev/fuse could not be opened, with the fix (what `rootlessrt check` says of it). */
+static const char *fuse_cause(void)
+{
+  static char why[320];
+  struct rrt_check c = {.prefix = getenv("ROOTLESSRT_CHECK_ROOT")};
+  cleanup_free char *path = check_path(&c, "/dev/fuse");
+  struct stat st;
+  if (stat(path, &st) < 0) {
+    snprintf(why, sizeof(why),
+             "the overlay needs fuse-overlayfs here, and /dev/fuse does not exist: the fuse "
+             "module is not loaded; fix: sudo modprobe fuse");
+  } else {
+    const char *owner = rrt_user_name(st.st_uid);
+    snprintf(why, sizeof(why),
+             "the overlay needs fuse-overlayfs here, and /dev/fuse is mode %04o, owner %s; fix: "
+             "sudo chmod 0666 /dev/fuse (a udev rule keeps it so: see rootlessrt check)",
+             (unsigned)(st.st_mode & 07777), owner ? owner : "?");
+  }
+  return why;
+}
+
 /* The cause, or NULL when the error is not one check diagnoses. */
 static const char *cause_of(const struct rrt_error *err)
 {
@@ -41,6 +63,8 @@ static const char *cause_of(const struct rrt_error *err)
     return "the subordinate ids (/etc/subuid, /etc/subgid) do not allow the maps";
   if (strstr(m, "/dev/net/tun"))
     return "/dev/net/tun is not usable";
+  if (strstr(m, "open /dev/fuse"))
+    return fuse_cause();
   if (strstr(m, "network helper"))
     return "the network helper rootlessrt-net failed";
   if ((err->errnum == EPERM || err->errnum == EACCES) &&

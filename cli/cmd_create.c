@@ -186,6 +186,8 @@ int rrt_cmd_run(const struct rrt_global *g, int argc, char **argv, struct rrt_er
     if ((ret = rrt_container_run(g, &o, &status, err)) < 0)
       rrt_check_explain(err);
   }
+  if (ret < 0)
+    rrt_run_note_other_reading(argc, argv, NULL, err);
   opts_free(&o);
   return ret < 0 ? -1 : status;
 }

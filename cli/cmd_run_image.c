@@ -31,6 +31,7 @@ enum {
   OPT_PLATFORM,
   OPT_AUTHFILE,
   OPT_TLS_VERIFY,
+  OPT_PULL,
 };
 
 static const struct option run_options[] = {
@@ -61,6 +62,7 @@ static const struct option run_options[] = {
     {"platform", required_argument, NULL, OPT_PLATFORM},
     {"authfile", required_argument, NULL, OPT_AUTHFILE},
     {"tls-verify", optional_argument, NULL, OPT_TLS_VERIFY},
+    {"pull", required_argument, NULL, OPT_PULL},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -148,6 +150,9 @@ static int on_value(int c, struct rrt_run_image_opts *o, struct rrt_error *err)
                               : c == OPT_AUTHFILE ? "authfile"
                                                   : "tls-verify",
                               optarg, &o->pull, err);
+  case OPT_PULL:
+    o->pull.policy_set = true;
+    return rrt_pull_policy_parse(optarg, &o->pull.policy, err) < 0 ? rrt_error_wrap(err, "run") : 0;
   case OPT_OVERLAY:
     if (rrt_overlay_mode_parse(optarg, &mode, err) < 0)
       return rrt_error_wrap(err, "run: --overlay");

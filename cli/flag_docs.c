@@ -108,6 +108,11 @@ static const struct rrt_flag_doc run_flags[] = {
     STORAGE_FLAG,
     {"--print-config", "Print the generated config.json and run nothing."},
     REGISTRY_FLAGS,
+    {"--pull always|missing|never|newer",
+     "When a registry image is asked of its registry (podman's): missing (the default for a "
+     "name: the store's image of that name runs offline), always (the default for docker://), "
+     "never (the store's only), newer (asked each time; the stored image runs, with a warning, "
+     "when the registry cannot be asked)."},
     END,
 };
 
@@ -191,7 +196,34 @@ static const struct rrt_flag_doc update_flags[] = {
     END,
 };
 
-static const struct rrt_flag_doc storage_only_flags[] = {STORAGE_FLAG, END};
+static const struct rrt_flag_doc store_flags[] = {
+    STORAGE_FLAG,
+    {"-f, --force",
+     "store rm of a layer an image uses removes it all the same (the image then counts as "
+     "missing: the next run pulls or imports it again); a layer a container uses always stays."},
+    END,
+};
+
+static const struct rrt_flag_doc images_flags[] = {
+    STORAGE_FLAG,
+    {"-q, --quiet", "Only the image ids."},
+    {"--no-trunc", "The whole id (sha256:HEX)."},
+    {"-n, --noheading", "No header line."},
+    {"-a, --all", "Accepted (there are no intermediate images to show)."},
+    {"--format json|table",
+     "A JSON array (podman's fields: Id, RepoTags, RepoDigests, Size, Names, Digest, Created, "
+     "CreatedAt...), or the table."},
+    END,
+};
+
+static const struct rrt_flag_doc rmi_flags[] = {
+    STORAGE_FLAG,
+    {"-f, --force",
+     "Remove the record of an image a container uses all the same (its layers stay while it uses "
+     "them)."},
+    {"-a, --all", "Every image."},
+    END,
+};
 
 static const struct rrt_flag_doc pull_flags[] = {STORAGE_FLAG, REGISTRY_FLAGS, END};
 
@@ -253,8 +285,10 @@ const struct rrt_verb_help rrt_verb_helps[] = {
      update_flags},
     {"store",
      "ls prints each image, layer and container's kept changes with its size, and the partial "
-     "downloads a later pull resumes; rm removes what it names.",
-     storage_only_flags},
+     "downloads a later pull resumes; rm removes what it names (a layer an image uses stays "
+     "unless --force); prune removes the images left without a name, then every layer and blob no "
+     "image and no container uses.",
+     store_flags},
     {"pull",
      "A name without a registry is looked up in the unqualified-search-registries of "
      "registries.conf; docker://NAME means Docker Hub, as for skopeo.\n\n"
@@ -263,8 +297,20 @@ const struct rrt_verb_help rrt_verb_helps[] = {
      "STORE/tmp/partial-sha256-HEX, and the rest is asked for with Range: bytes=N-. A registry "
      "that ignores the range sends the layer again from its first byte; the digest over all of "
      "it decides. Such files go once the layer arrived whole, or after 24 hours; store ls lists "
-     "them.",
+     "them.\n\n"
+     "An archive or a layout (docker-archive:, oci-archive:, oci:) is imported instead, and "
+     "recorded by its name (a docker-archive's RepoTags), so that run NAME finds it offline.",
      pull_flags},
+    {"images",
+     "The images the store holds by name, pulled or imported, newest first, as podman images "
+     "prints them: CREATED is the config's created (else when it was recorded), SIZE the "
+     "layers' uncompressed size in decimal units.",
+     images_flags},
+    {"rmi",
+     "A name of an image that has other names is untagged (Untagged: NAME); otherwise the "
+     "record goes, with the layers no other image and no container uses (Deleted: ID). An "
+     "image a desktop container of this --root uses is refused, naming it, unless --force.",
+     rmi_flags},
     {"features",
      "The runtime-spec features document: the OCI versions, hooks, mount options, annotations, "
      "and for Linux the namespaces, capabilities, cgroup, seccomp (the actions, architectures "

@@ -36,6 +36,8 @@ static const struct verb verbs[] = {
     {"update", rrt_cmd_update},
     {"store", rrt_cmd_store},
     {"pull", rrt_cmd_pull},
+    {"images", rrt_cmd_images},
+    {"rmi", rrt_cmd_rmi},
     {"features", rrt_cmd_features},
     {"check", rrt_cmd_check},
     {"checkpoint", rrt_cmd_checkpoint},

@@ -24,11 +24,14 @@ const struct rrt_verb_doc rrt_verb_docs[] = {
      "       [--cap-add C]... [--cap-drop C]... [--security-opt OPT]... [--userns keep-id]\n"
      "       [--overlay auto|kernel|fuse] [--storage DIR] [--print-config]\n"
      "       [--platform OS/ARCH[/VARIANT]] [--authfile F] [--tls-verify=false]\n"
-     "       IMAGE|ROOTDIR [CMD ARGS...]\n"
+     "       [--pull always|missing|never|newer] IMAGE|ROOTDIR [CMD ARGS...]\n"
      "  IMAGE: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG],\n"
      "  docker://HOST[:PORT]/NAME[:TAG|@sha256:DIGEST] (a registry), or a registry name\n"
-     "  (debian:12: a short name, through registries.conf); ROOTDIR: a path with a '/'\n"
-     "  (./rootfs): it runs on a copy-on-write overlay and is never modified",
+     "  (alpine, debian:12: the store's image of that name, else pulled, a short name\n"
+     "  through registries.conf); ROOTDIR: a path with a '/' (./rootfs): it runs on a\n"
+     "  copy-on-write overlay and is never modified. The desktop form is taken with a flag\n"
+     "  only it has (--rm, -i, -t, -e, -v, --name, -w, -u, --pull...), an IMAGE or ROOTDIR\n"
+     "  as above, or any first operand when there is no bundle (no config.json here)",
      "create and start; in the foreground, forward signals and exit with the container's status"},
     {"state", "state ID", "print the container's state JSON"},
     {"kill", "kill [-a|--all] ID [SIGNAL]",
@@ -55,13 +58,21 @@ const struct rrt_verb_doc rrt_verb_docs[] = {
      "       [--cpu-period US] [--cpu-quota US] [--cpu-rt-period US] [--cpu-rt-runtime US]\n"
      "       [--cpuset-cpus L] [--cpuset-mems L] [--pids-limit N] [--blkio-weight N] ID",
      "change the resources of a container, all or nothing"},
-    {"store", "store [--storage DIR] ls | rm NAME...",
+    {"store", "store [--storage DIR] ls | rm [--force] NAME... | prune",
      "list (with sizes) or remove what the image store holds: images, layers, containers' "
-     "kept changes"},
+     "kept changes (a layer an image uses stays unless --force); prune: what no image and no "
+     "container uses"},
     {"pull",
      "pull [--storage DIR] [--platform OS/ARCH[/VARIANT]] [--authfile F] [--tls-verify=false]\n"
-     "     docker://HOST[:PORT]/NAME[:TAG|@sha256:DIGEST] | NAME[:TAG]",
-     "fetch an image from a registry into the store (a NAME without a registry: registries.conf)"},
+     "     docker://HOST[:PORT]/NAME[:TAG|@sha256:DIGEST] | NAME[:TAG]\n"
+     "     | docker-archive:FILE[:NAME:TAG] | oci-archive:FILE | oci:DIR[:NAME]",
+     "fetch an image from a registry (a NAME without a registry: registries.conf), or import an\n"
+     "  archive, into the store, recorded by its name for `run NAME` offline"},
+    {"images", "images [--storage DIR] [-q|--quiet] [--no-trunc] [-n|--noheading] [--format json]",
+     "list the store's images by name: REPOSITORY TAG IMAGE ID CREATED SIZE, as podman"},
+    {"rmi", "rmi [--storage DIR] [-f|--force] [-a|--all] NAME|ID...",
+     "remove images (a name of an image with others: that name only) and the layers only they "
+     "use; refused while a container uses one, unless --force"},
     {"features", "features", "print the features JSON document"},
     {"check", "check [--json] [--storage DIR]",
      "check what rootless containers need here; each problem with the command that fixes it"},

@@ -510,8 +510,15 @@ static int before_filter(const struct rrt_exec_ctx *x, char ***envp, struct rrt_
   if (enter_cwd(proc->cwd, entered, err) < 0)
     return -1;
   umask(proc->user.has_umask ? proc->user.umask : 0022);
-  int keep[] = {x->report_fd, rrt_seccomp_filter_listener_fd(x->filter)};
-  if (rrt_close_fds_from(3 + x->preserve_fds, keep, keep[1] >= 0 ? 2 : 1, err) < 0)
+  /* The startContainer hooks run after this (before_execve): their output goes to the --log
+   * file, which stays open (O_CLOEXEC) until the execve; the hooks themselves get none of it. */
+  int keep[3] = {x->report_fd};
+  size_t n_keep = 1;
+  if (rrt_seccomp_filter_listener_fd(x->filter) >= 0)
+    keep[n_keep++] = rrt_seccomp_filter_listener_fd(x->filter);
+  if (x->before_execve && rrt_log_fd() >= 0)
+    keep[n_keep++] = rrt_log_fd();
+  if (rrt_close_fds_from(3 + x->preserve_fds, keep, n_keep, err) < 0)
     return -1;
   /* Preserved fds are the container's: they must survive execve. */
   for (int fd = 3; fd < 3 + x->preserve_fds; fd++) {
@@ -548,6 +555,10 @@ int rrt_process_exec(const struct rrt_exec_ctx *x, struct rrt_error *err)
   rrt_confine_undumpable(); /* capset is a credential change too */
   if (x->filter && !early_seccomp && rrt_seccomp_load(x->filter, sc, x->state_json, err) < 0)
     return rrt_error_wrap(err, "linux.seccomp");
+  /* Confined now exactly as the program will be: what is forked from here (the startContainer
+   * hooks) is too, under the same filter (and its notify agent), as with runc. */
+  if (x->before_execve && x->before_execve(x->before_execve_arg, err) < 0)
+    return -1;
   const char *path = env_get(&proc->env, "PATH");
   /* Where create found it: no failed execve per PATH entry before it. Should it be gone or
    * changed since, the search below decides, as if nothing had been found. */

@@ -7,6 +7,7 @@
 #include <linux/seccomp.h>
 #include <nettle/sha2.h>
 #include <seccomp.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +39,7 @@
 struct rrt_seccomp_filter {
   struct sock_fprog prog; /* prog.filter is ours (malloc) */
   unsigned int flags;     /* seccomp(2) flags, from linux.seccomp.flags */
-  bool notify;            /* some rule uses SCMP_ACT_NOTIFY: ask for a listener */
+  bool notify;            /* listenerPath is set: ask for a listener, send it there */
   int listener_sock;      /* connected to listenerPath at compile time, or -1 */
 };
 
@@ -298,6 +299,195 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_filter **insns, size_t *n
   return 0;
 }
 
+/* ---- ENOSYS for syscalls newer than the profile ---- */
+
+/*
+ * A syscall the profile cannot know (newer than every one it names) gets ENOSYS rather than the
+ * default action, so that programs fall back as they do on an older kernel (glibc's clone3 to
+ * clone, faccessat2 to faccessat): with EPERM they give up. runc's patchbpf does the same; this
+ * is our own program. Before libseccomp's, per architecture of the filter (its audit arch, x32
+ * told from x86_64 by bit 30 of the number, as the kernel does):
+ *
+ *     ld arch; jeq ARCH_1 -> S_1; ...; ja FILTER
+ *     S_i: ld nr; [x86_64: jset X32_BIT -> X32]; jgt MAX_i -> ENOSYS; ja FILTER
+ *          [X32: jgt MAX_x32 -> ENOSYS; ja FILTER]; ENOSYS: ret ERRNO(ENOSYS)
+ *     FILTER: libseccomp's program, untouched
+ *
+ * MAX is the highest number the profile's names (any rule, any action) resolve to on that
+ * architecture; an architecture none of them resolves on is left to the filter, and so is the
+ * other half of x86_64 when only one of x86_64 and x32 is listed (the filter's bad-arch action).
+ * Only for a default that denies (errno, kill, trap, notify): with ALLOW, LOG or TRACE a new
+ * syscall already reaches the kernel, as runc decides.
+ */
+#define X32_SYSCALL_BIT 0x40000000U
+
+struct arch_max {
+  uint32_t audit; /* AUDIT_ARCH_*, what seccomp_data.arch holds */
+  int64_t max;    /* highest number named for it, -1: none */
+  int64_t x32;    /* on AUDIT_ARCH_X86_64: the same for x32 (bit 30 included), -1: none */
+};
+
+static bool default_denies(uint32_t def)
+{
+  uint32_t act = def & 0xffff0000U;
+  return act != SCMP_ACT_ALLOW && act != SCMP_ACT_LOG && act != SCMP_ACT_TRACE(0);
+}
+
+static int64_t highest_named(const struct rrt_seccomp *sc, uint32_t token)
+{
+  int64_t max = -1;
+  for (size_t i = 0; i < sc->n_syscalls; i++)
+    for (size_t j = 0; j < sc->syscalls[i].names.n; j++) {
+      const char *name = sc->syscalls[i].names.v[j];
+      int nr = name ? seccomp_syscall_resolve_name_arch(token, name) : -1;
+      if (nr >= 0 && nr > max) /* negative: unknown, or a multiplexed pseudo-syscall */
+        max = nr;
+    }
+  return max;
+}
+
+/* The filter's architectures: the native one (libseccomp always has it) and those listed. */
+static size_t collect_arches(const struct rrt_seccomp *sc, struct arch_max *out, size_t cap)
+{
+  uint32_t tokens[64];
+  size_t nt = 0;
+  tokens[nt++] = seccomp_arch_native();
+  for (size_t i = 0; i < sc->architectures.n && nt < 64; i++) {
+    const char *name = sc->architectures.v[i];
+    cleanup_free char *lower = xstrdup(name + 10); /* add_architectures checked SCMP_ARCH_ */
+    for (char *p = lower; *p; p++)
+      *p = (char)tolower((unsigned char)*p);
+    uint32_t t = seccomp_arch_resolve_name(lower);
+    if (t != 0)
+      tokens[nt++] = t;
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < nt; i++) {
+    bool x32 = tokens[i] == SCMP_ARCH_X32;
+    uint32_t audit = x32 ? SCMP_ARCH_X86_64 : tokens[i];
+    size_t k = 0;
+    while (k < n && out[k].audit != audit)
+      k++;
+    if (k == n) {
+      if (n == cap)
+        continue;
+      out[n++] = (struct arch_max){.audit = audit, .max = -1, .x32 = -1};
+    }
+    int64_t m = highest_named(sc, tokens[i]);
+    if (x32)
+      out[k].x32 = m;
+    else
+      out[k].max = m;
+  }
+  return n;
+}
+
+/* An instruction whose jump targets are absolute indexes, made relative at the end. */
+struct stub_insn {
+  uint16_t code;
+  uint32_t k;
+  size_t jt, jf; /* conditional jumps: targets; BPF_JA: jt is the target */
+};
+
+#define STUB_FILTER ((size_t)-1) /* the first instruction of libseccomp's program */
+
+static int enosys_stub(const struct rrt_seccomp *sc, struct sock_filter **out, size_t *n_out,
+                       struct rrt_error *err)
+{
+  struct arch_max arches[32];
+  size_t na = collect_arches(sc, arches, 32), n_used = 0;
+  struct arch_max *used[32];
+  for (size_t i = 0; i < na; i++)
+    if (arches[i].max >= 0 || (arches[i].audit == SCMP_ARCH_X86_64 && arches[i].x32 >= 0))
+      used[n_used++] = &arches[i];
+  *out = NULL;
+  *n_out = 0;
+  if (n_used == 0)
+    return 0;
+  struct stub_insn p[8 + 32 * 8];
+  size_t n = 0, jeq[32];
+  p[n++] = (struct stub_insn){BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch), 0, 0};
+  for (size_t i = 0; i < n_used; i++) {
+    jeq[i] = n;
+    p[n++] = (struct stub_insn){BPF_JMP | BPF_JEQ | BPF_K, used[i]->audit, 0, 0};
+  }
+  p[n++] = (struct stub_insn){BPF_JMP | BPF_JA, 0, STUB_FILTER, 0};
+  for (size_t i = 0; i < n_used; i++) {
+    const struct arch_max *a = used[i];
+    bool x86_64 = a->audit == SCMP_ARCH_X86_64;
+    p[jeq[i]].jt = n;
+    p[jeq[i]].jf = jeq[i] + 1;
+    p[n++] = (struct stub_insn){BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr), 0, 0};
+    size_t jset = n;
+    if (x86_64)
+      p[n++] = (struct stub_insn){BPF_JMP | BPF_JSET | BPF_K, X32_SYSCALL_BIT, 0, 0};
+    /* Both halves jump to the section's ENOSYS return, placed last: fixed up below. */
+    size_t gt[2] = {0, 0}, ngt = 0;
+    if (x86_64)
+      p[jset].jf = n;
+    if (a->max >= 0) {
+      size_t at = gt[ngt++] = n++;
+      p[at] = (struct stub_insn){BPF_JMP | BPF_JGT | BPF_K, (uint32_t)a->max, 0, at + 1};
+    }
+    p[n++] = (struct stub_insn){BPF_JMP | BPF_JA, 0, STUB_FILTER, 0};
+    if (x86_64) {
+      p[jset].jt = n;
+      if (a->x32 >= 0) {
+        size_t at = gt[ngt++] = n++;
+        p[at] = (struct stub_insn){BPF_JMP | BPF_JGT | BPF_K, (uint32_t)a->x32, 0, at + 1};
+      }
+      p[n++] = (struct stub_insn){BPF_JMP | BPF_JA, 0, STUB_FILTER, 0};
+    }
+    for (size_t g = 0; g < ngt; g++)
+      p[gt[g]].jt = n;
+    p[n++] = (struct stub_insn){BPF_RET | BPF_K, SCMP_ACT_ERRNO(ENOSYS), 0, 0};
+  }
+  struct sock_filter *f = xcalloc(n, sizeof(*f));
+  for (size_t i = 0; i < n; i++) {
+    size_t jt = p[i].jt == STUB_FILTER ? n : p[i].jt, jf = p[i].jf == STUB_FILTER ? n : p[i].jf;
+    f[i] = (struct sock_filter){.code = p[i].code, .k = p[i].k};
+    if (BPF_CLASS(p[i].code) != BPF_JMP)
+      continue;
+    if (BPF_OP(p[i].code) == BPF_JA) {
+      f[i].k = (uint32_t)(jt - i - 1);
+      continue;
+    }
+    if (jt - i - 1 > 255 || jf - i - 1 > 255) {
+      free(f);
+      return rrt_error_set(err, E2BIG, "seccomp: the ENOSYS check does not fit a short jump");
+    }
+    f[i].jt = (uint8_t)(jt - i - 1);
+    f[i].jf = (uint8_t)(jf - i - 1);
+  }
+  *out = f;
+  *n_out = n;
+  return 0;
+}
+
+/* The stub in front of libseccomp's program, when the default denies. */
+static int prepend_enosys(const struct rrt_seccomp *sc, uint32_t def, struct sock_filter **insns,
+                          size_t *n, struct rrt_error *err)
+{
+  if (!default_denies(def))
+    return 0;
+  cleanup_free struct sock_filter *stub = NULL;
+  size_t ns = 0;
+  if (enosys_stub(sc, &stub, &ns, err) < 0)
+    return -1;
+  if (ns == 0)
+    return 0;
+  if (ns + *n > MAX_INSNS)
+    return rrt_error_set(err, E2BIG, "seccomp: filter has %zu instructions, the kernel takes %d",
+                         ns + *n, MAX_INSNS);
+  struct sock_filter *all = xcalloc(ns + *n, sizeof(*all));
+  memcpy(all, stub, ns * sizeof(*all));
+  memcpy(all + ns, *insns, *n * sizeof(*all));
+  free(*insns);
+  *insns = all;
+  *n += ns;
+  return 0;
+}
+
 static int compile_bpf(const struct rrt_seccomp *sc, struct sock_filter **insns, size_t *n,
                        struct rrt_error *err)
 {
@@ -334,7 +524,13 @@ static int compile_bpf(const struct rrt_seccomp *sc, struct sock_filter **insns,
     if (add_syscall_rules(ctx, s, i, action, err) < 0)
       return -1;
   }
-  return export_bpf(ctx, insns, n, err);
+  if (export_bpf(ctx, insns, n, err) < 0)
+    return -1;
+  if (prepend_enosys(sc, def, insns, n, err) < 0) {
+    free(steal_ptr(insns));
+    return -1;
+  }
+  return 0;
 }
 
 /* ---- the cache ---- */
@@ -350,7 +546,7 @@ struct cache_header {
   uint32_t n_insns;
 };
 
-static const char cache_magic[8] = {'R', 'R', 'T', 'B', 'P', 'F', '2', '\n'};
+static const char cache_magic[8] = {'R', 'R', 'T', 'B', 'P', 'F', '3', '\n'};
 
 /* What decides the BPF, as the exact bytes the key is made of: this runtime's version, the
  * libseccomp that compiles it (its syscall tables and code generation), the arch it compiles for
@@ -358,7 +554,7 @@ static const char cache_magic[8] = {'R', 'R', 'T', 'B', 'P', 'F', '2', '\n'};
 static char *cache_input(const struct rrt_seccomp *sc, size_t *len)
 {
   const struct scmp_version *v = seccomp_version();
-  char *s = xasprintf("rrt-seccomp-cache-v2 rootlessrt=%s libseccomp=%u.%u.%u native=%u%c%s",
+  char *s = xasprintf("rrt-seccomp-cache-v3 rootlessrt=%s libseccomp=%u.%u.%u native=%u%c%s",
                       RRT_VERSION, v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0,
                       seccomp_arch_native(), '\0', sc->canonical_json);
   *len = strlen(s) + 1 + strlen(sc->canonical_json);
@@ -457,9 +653,13 @@ int rrt_seccomp_compile(const struct rrt_seccomp *sc, const char *cache_dir,
 {
   __attribute__((cleanup(filter_freep))) struct rrt_seccomp_filter *f = xzalloc(sizeof(*f));
   f->listener_sock = -1;
-  f->notify = has_notify(sc);
-  if (f->notify && !sc->listener_path)
+  if (has_notify(sc) && !sc->listener_path)
     return rrt_error_set(err, 0, "linux.seccomp: SCMP_ACT_NOTIFY needs linux.seccomp.listenerPath");
+  /* A listenerPath without any SCMP_ACT_NOTIFY rule still gets its one connection, the state and
+   * a listener (that never has a notification to read), as crun does: an agent waiting on the
+   * socket is never left blocked until its own timeout. config-linux.md lets the runtime ignore
+   * the path then; runc does, and its agents wait. */
+  f->notify = sc->listener_path != NULL;
   if (parse_flags(sc, f->notify, &f->flags, err) < 0)
     return -1;
   /* listenerPath is a path of the runtime's filesystem: connect now, before

@@ -90,6 +90,32 @@ static const char *missing_reason(const struct rrt_ns_plan *plan, int type)
   return "linux.namespaces has none";
 }
 
+/*
+ * kernel.hostname and kernel.domainname are what `hostname` and `domainname` set: written after
+ * them, a different value would silently replace what config.md says the container sees. A value
+ * that says the same (as the kernel keeps it: up to a newline) changes nothing and is taken, as
+ * is either key without its field (Docker sets its --domainname so); runc and crun refuse
+ * kernel.hostname even then, which the runtime-spec does not ask for.
+ */
+static int check_uts_names(const struct rrt_spec *spec, const char *key, const char *value,
+                           struct rrt_error *err)
+{
+  cleanup_free char *d = dotted(key);
+  const char *field = NULL, *set = NULL;
+  if (d && strcmp(d, "kernel.hostname") == 0)
+    field = "hostname", set = spec->hostname;
+  else if (d && strcmp(d, "kernel.domainname") == 0)
+    field = "domainname", set = spec->domainname;
+  if (!set)
+    return 0;
+  size_t n = strcspn(value, "\n");
+  if (strlen(set) == n && strncmp(set, value, n) == 0)
+    return 0;
+  return rrt_error_msgf(err, EINVAL,
+                        "linux.sysctl \"%s\": \"%.*s\" contradicts %s \"%s\" (set one of them)",
+                        key, (int)n, value, field, set);
+}
+
 int rrt_sysctl_check(const struct rrt_spec *spec, const struct rrt_ns_plan *plan,
                      struct rrt_error *err)
 {
@@ -112,6 +138,8 @@ int rrt_sysctl_check(const struct rrt_spec *spec, const struct rrt_ns_plan *plan
                             "linux.sysctl \"%s\": the container has no %s namespace of its own "
                             "(%s); writing it would change the host's",
                             key, rrt_namespace_type_name(type), missing_reason(plan, type));
+    if (type == CLONE_NEWUTS && check_uts_names(spec, key, spec->lnx.sysctl[i].value, err) < 0)
+      return -1;
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -385,20 +386,29 @@ static int hook_outcome(struct hook_run *run, const struct rrt_hook *hook, int r
     return rrt_error_set(err, rep.errnum, "%s: %s", run->prefix,
                          rep.stage == STAGE_EXEC ? "exec" : "setting up stdio");
 
+  /* "error running hook" and the signal's description ("bad system call") are runc's words,
+   * which runc's own suite looks for (seccomp.bats, "startContainer hook"). */
   const char *prefix = run->prefix;
   const char *tail = stderr_tail(run);
   const char *sep = *tail ? ": " : "";
   if (timed_out)
-    return rrt_error_set(err, 0, "%s: timed out after %ds%s%s", prefix, hook->timeout, sep, tail);
+    return rrt_error_set(err, 0, "%s: error running hook: timed out after %ds%s%s", prefix,
+                         hook->timeout, sep, tail);
   if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-    return rrt_error_set(err, 0, "%s: exited with status %d%s%s", prefix, WEXITSTATUS(status), sep,
-                         tail);
+    return rrt_error_set(err, 0, "%s: error running hook: exited with status %d%s%s", prefix,
+                         WEXITSTATUS(status), sep, tail);
   if (WIFSIGNALED(status)) {
-    const char *name = rrt_signal_name(WTERMSIG(status));
+    int sig = WTERMSIG(status);
+    const char *name = rrt_signal_name(sig);
+    char what[64];
+    snprintf(what, sizeof(what), "%s", strsignal(sig));
+    if (what[0] >= 'A' && what[0] <= 'Z' && !(what[1] >= 'A' && what[1] <= 'Z'))
+      what[0] = (char)(what[0] - 'A' + 'a');
     if (name)
-      return rrt_error_set(err, 0, "%s: killed by signal SIG%s%s%s", prefix, name, sep, tail);
-    return rrt_error_set(err, 0, "%s: killed by signal %d%s%s", prefix, WTERMSIG(status), sep,
-                         tail);
+      return rrt_error_set(err, 0, "%s: error running hook: killed by signal SIG%s (%s)%s%s",
+                           prefix, name, what, sep, tail);
+    return rrt_error_set(err, 0, "%s: error running hook: killed by signal %d (%s)%s%s", prefix,
+                         sig, what, sep, tail);
   }
   return 0;
 }

@@ -497,6 +497,28 @@ static int wait_for_start(int listen_fd, int *sync_fd, struct rrt_error *err)
   }
 }
 
+struct start_hooks {
+  const struct rrt_spec *spec;
+  const char *state_json;
+  bool failed; /* a hook failed: init exits 1, not the execve's 127 or 126 */
+};
+
+/*
+ * The startContainer hooks, from rrt_process_exec once init is confined as the process will be
+ * (issue 27): user, groups, capabilities, no_new_privs, rlimits, the LSM label and the seccomp
+ * filter are inherited by the fork, so a hook (a binary of the image's) can do no more than the
+ * container's program. Their supervision (pipes, poll, waitpid, the timeout's kill) runs under
+ * that filter too, as runc's does: a profile that denies it fails the hook, naming the call.
+ */
+static int run_start_hooks(void *arg, struct rrt_error *err)
+{
+  struct start_hooks *h = arg;
+  if (rrt_hooks_run(h->spec, RRT_HOOK_START_CONTAINER, h->state_json, err) == 0)
+    return 0;
+  h->failed = true;
+  return -1;
+}
+
 void rrt_init_main(struct rrt_init_args *ia)
 {
   struct rrt_error err = RRT_ERROR_INIT;
@@ -536,11 +558,7 @@ void rrt_init_main(struct rrt_init_args *ia)
     rrt_sync_send_error(conn, &err);
     _exit(1);
   }
-  if (ia->spec->hooks[RRT_HOOK_START_CONTAINER].n > 0 &&
-      rrt_hooks_run(ia->spec, RRT_HOOK_START_CONTAINER, state_json, &err) < 0) {
-    rrt_sync_send_error(conn, &err);
-    _exit(1);
-  }
+  struct start_hooks hooks = {.spec = ia->spec, .state_json = state_json};
   struct rrt_exec_ctx x = {
       .spec = ia->spec,
       .proc = ia->spec->process,
@@ -553,9 +571,13 @@ void rrt_init_main(struct rrt_init_args *ia)
       .filter = filter,
       .limits_applied = true,
       .exec_path = exec_path,
+      .before_execve = ia->spec->hooks[RRT_HOOK_START_CONTAINER].n > 0 ? run_start_hooks : NULL,
+      .before_execve_arg = &hooks,
   };
   rrt_process_exec(&x, &err);
   rrt_sync_send_error(conn, &err);
+  if (hooks.failed)
+    _exit(1);
   /* 127/126 like a shell: engines read them. */
   _exit(err.errnum == ENOENT ? 127 : err.errnum == EACCES ? 126 : 1);
 }

@@ -24,6 +24,8 @@
 
 #include "digest.h"
 #include "manifest.h"
+#include "names.h"
+#include "rootlessrt/log.h"
 #include "rootlessrt/userns.h"
 #include "rootlessrt/util.h"
 #include "unpack.h"
@@ -151,9 +153,12 @@ static int on_verify_diff(void *arg, size_t idx, struct rrt_error *err)
   struct import *im = arg;
   const struct rrt_layer_ref *l = layer_of(im, idx);
   char got[65];
+  uint64_t bytes = im->diff.bytes;
   rrt_digest_hex(&im->diff, got);
-  if (strcmp(got, l->diff) == 0)
+  if (strcmp(got, l->diff) == 0) {
+    rrt_layer_size_note(im->store, l->diff, bytes); /* for `images` */
     return 0;
+  }
   return rrt_error_msgf(err, EBADMSG,
                         "layer %zu (sha256:%s): its uncompressed tar is sha256:%s, but the "
                         "config's rootfs.diff_ids[%zu] is sha256:%s: refused",
@@ -441,8 +446,45 @@ bool rrt_pull_have_fix(const char *layout, const char *store, const char *have)
   return changed;
 }
 
-int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,
-                     struct rrt_error *err)
+static char **strv_dup(char *const *v)
+{
+  size_t n = rrt_strv_len(v);
+  char **d = xcalloc(n + 1, sizeof(char *));
+  for (size_t i = 0; i < n; i++)
+    d[i] = xstrdup(v[i]);
+  return d;
+}
+
+/* What an import tells the run and the records: the image id and manifest. */
+static void identify(struct rrt_image *img, const struct rrt_plan *p)
+{
+  memcpy(img->id, p->id, sizeof(img->id));
+  memcpy(img->manifest, p->manifest, sizeof(img->manifest));
+}
+
+int rrt_image_open_stored(const char *store, const char *manifest_hex, struct rrt_image *img,
+                          struct rrt_error *err)
+{
+  struct rrt_plan plan = {0};
+  int r = rrt_plan_stored(store, manifest_hex, &plan, err);
+  for (size_t i = 0; r == 0 && i < plan.n; i++) {
+    cleanup_free char *dir = layer_dir(store, &plan.layers[i]);
+    if (!dir)
+      r = rrt_error_msgf(err, ENOENT, "its layer %zu (sha256:%s) is no longer in the store", i,
+                         plan.layers[i].diff);
+  }
+  if (r == 0) {
+    img->lowers = lowers_of(store, &plan);
+    img->config = plan.config;
+    plan.config = (struct rrt_image_config){0};
+    identify(img, &plan);
+  }
+  rrt_plan_free(&plan);
+  return r;
+}
+
+int rrt_image_import(const char *ref, const char *store, const struct rrt_record *rec,
+                     struct rrt_image *img, struct rrt_error *err)
 {
   bool docker = strncmp(ref, "docker-archive:", 15) == 0;
   bool tar = docker || strncmp(ref, "oci-archive:", 12) == 0;
@@ -475,15 +517,18 @@ int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,
         dup |= strcmp(names[k], plan.layers[i].path) == 0;
       if (dup)
         continue;
-      /* A layer the store has was verified when it was unpacked; a new one is, now. From a
+      /* Every layer of a layout or an archive is verified, also one the store has: the run
+       * uses the stored copy, and it may do so only if the source's bytes are that layer (a
+       * docker-archive whose layer.tar is not its diff_id ran from the stored layer once). From a
        * registry (rrt_src_pull_dir) a layer the store has was not fetched, and a new one streams
        * in and can be read once only: it is verified as it streams, by the helper and again
        * here before it is committed (on_verify). */
-      cleanup_free char *dir = layer_dir(store, &plan.layers[i]);
-      bool have = dir != NULL;
-      if (have && rrt_src_pull_dir)
-        continue;
-      hexes[nn] = !have && !rrt_src_pull_dir ? plan.layers[i].blob : NULL;
+      if (rrt_src_pull_dir) {
+        cleanup_free char *dir = layer_dir(store, &plan.layers[i]);
+        if (dir)
+          continue;
+      }
+      hexes[nn] = !rrt_src_pull_dir ? plan.layers[i].blob : NULL;
       names[nn++] = plan.layers[i].path;
     }
     /* A registry's download directory is the helper's own: it holds each new layer once, as
@@ -492,7 +537,18 @@ int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,
   }
   if (r == 0)
     r = import_missing(&im, err);
+  if (r == 0 && rec) {
+    r = rrt_names_record(store, &plan, rec->names ? rec->names : plan.names, err);
+    if (r < 0 && rec->warn_only) { /* the image is whole in the store: only its name is not */
+      rrt_warn("%s", rrt_error_msg(err));
+      rrt_error_clear(err);
+      r = 0;
+    }
+  }
   if (r == 0) {
+    identify(img, &plan);
+    if (rec && rec->names_out)
+      *rec->names_out = plan.names ? strv_dup(plan.names) : NULL;
     img->lowers = lowers_of(store, &plan);
     img->config = plan.config;
     plan.config = (struct rrt_image_config){0};

@@ -23,6 +23,8 @@ void rrt_image_config_free(struct rrt_image_config *c);
 struct rrt_image {
   char **lowers; /* NULL-terminated, absolute, top layer first */
   struct rrt_image_config config;
+  char id[65];       /* the config's digest ("" for a root directory) */
+  char manifest[65]; /* the manifest's (the store's record of it) */
 };
 void rrt_image_free(struct rrt_image *img);
 
@@ -70,20 +72,44 @@ int rrt_image_pull(const char *ref, bool short_names, const struct rrt_pull_opts
 void rrt_pull_have_fill(const char *store, const char *have);
 bool rrt_pull_have_fix(const char *layout, const char *store, const char *have);
 
+/* Whether an import records the image in the store (names.c): by names (normalized), or by
+ * those its source gives when names is NULL; *names_out (when not NULL) gets those. */
+struct rrt_record {
+  char *const *names;
+  char ***names_out;
+  bool warn_only; /* a record that cannot be written is a warning (a pull: the image is there) */
+};
+
 /* oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE[:NAME:TAG]: the layers are
- * unpacked into the store (once each, in the user namespace), verified. */
-int rrt_image_import(const char *ref, const char *store, struct rrt_image *img,
-                     struct rrt_error *err);
+ * unpacked into the store (once each, in the user namespace), verified; recorded when rec. */
+int rrt_image_import(const char *ref, const char *store, const struct rrt_record *rec,
+                     struct rrt_image *img, struct rrt_error *err);
+/* The image the store recorded with the manifest sha256:MANIFEST_HEX: an error when it or one
+ * of its layers is gone. */
+int rrt_image_open_stored(const char *store, const char *manifest_hex, struct rrt_image *img,
+                          struct rrt_error *err);
 
 /* A registry image name ([HOST[:PORT]/]PATH[:TAG][@ALGO:HEX], distribution's grammar):
  * true when name is one; *qualified when it has a tag, a digest or a host, which neither a
  * container id nor (usually) a directory has. */
 bool rrt_image_name_parse(const char *name, bool *qualified);
+/* name as the store records it (malloc'd; NULL when it is not an image name): HOST/PATH:TAG, a
+ * name without a host under docker.io (docker_hub: Docker's reading, for docker-archive RepoTags
+ * and docker://) or localhost (podman's reading of a name it made), docker.io/NAME as
+ * docker.io/library/NAME, :latest when it has neither tag nor digest. */
+char *rrt_image_name_normalize(const char *name, bool docker_hub);
+/* name's first component is a registry host (has '.' or ':', or is localhost). */
+bool rrt_image_name_has_host(const char *name);
 
 /* The unpack's progress line for a terminal: "layer N/M sha256:HEX12… X MiB / Y MiB (P%)" (no
  * total when size is 0). */
 void rrt_progress_line(char *buf, size_t len, size_t idx, size_t n, const char *hex, uint64_t done,
                        uint64_t size);
+
+/* Removes the bundles of ROOT/.run that runs killed at any point left (and their --rm changes). */
+void rrt_run_sweep(const char *root);
+/* The blob records (STORE/layers/blobs/sha256) of layers no longer in the store. */
+void rrt_store_forget_blobs(const char *store);
 
 /* Removes what killed unpacks left in STORE/tmp/ (directories no live run holds the lock of). */
 void rrt_store_remove_stale(const char *store);

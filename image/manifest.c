@@ -44,6 +44,10 @@ void rrt_plan_free(struct rrt_plan *p)
     free(p->layers[i].path);
   free(p->layers);
   rrt_image_config_free(&p->config);
+  free(p->manifest_raw);
+  free(p->config_raw);
+  free(p->created);
+  rrt_strv_free(p->names);
   *p = (struct rrt_plan){0};
 }
 
@@ -67,9 +71,9 @@ static const char *str_of(json_object *o, const char *key)
   return json_object_get_string(v);
 }
 
-/* blobs/sha256/HEX, its digest checked, parsed. */
+/* blobs/sha256/HEX, its digest checked, parsed; its bytes kept in *raw when raw is not NULL. */
 static json_object *read_blob(struct rrt_src *s, const char *digest, const char *what,
-                              char hex_out[65], struct rrt_error *err)
+                              char hex_out[65], char **raw, size_t *raw_len, struct rrt_error *err)
 {
   const char *hex;
   if (rrt_digest_parse(digest, &hex, err) < 0) {
@@ -90,7 +94,13 @@ static json_object *read_blob(struct rrt_src *s, const char *digest, const char 
   }
   if (hex_out)
     memcpy(hex_out, hex, 65);
-  return parse(data, what, err);
+  json_object *o = parse(data, what, err);
+  if (o && raw) {
+    free(*raw);
+    *raw = steal_ptr(&data);
+    *raw_len = len;
+  }
+  return o;
 }
 
 static char **strv_of(json_object *o, const char *key)
@@ -138,6 +148,35 @@ static void read_config(json_object *doc, struct rrt_image_config *c)
       c->exposed_ports[n++] = xstrdup(k);
     }
   }
+}
+
+static json_object *annotations_of(json_object *m)
+{
+  json_object *a = NULL;
+  json_object_object_get_ex(m, "annotations", &a);
+  return a;
+}
+
+/* The names a source gives an image, normalized (rrt_image_name_normalize), those that are not
+ * image names left out: one (an OCI ref.name), or an array (a docker-archive's RepoTags). NULL
+ * when none. */
+static char **names_of(const char *one, json_object *arr, bool docker_hub)
+{
+  size_t n = arr && json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
+  char **v = xcalloc(n + 2, sizeof(char *));
+  size_t k = 0;
+  if (one)
+    v[k] = rrt_image_name_normalize(one, docker_hub), k += v[k] != NULL;
+  for (size_t i = 0; i < n; i++) {
+    const char *t = json_object_get_string(json_object_array_get_idx(arr, i));
+    if (t)
+      v[k] = rrt_image_name_normalize(t, docker_hub), k += v[k] != NULL;
+  }
+  if (k == 0) {
+    free(v);
+    return NULL;
+  }
+  return v;
 }
 
 static void add_layer(struct rrt_plan *p, const char *path, const char *blob, const char *diff)
@@ -299,7 +338,10 @@ int rrt_plan_oci(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct 
   json_object *m = pick(doc, tag, what, err);
   /* Nested indexes (a multi-platform image) down to a manifest, at most INDEX_DEPTH deep. */
   for (int depth = 0; m; depth++) {
-    json_object *next = read_blob(s, str_of(m, "digest"), "manifest", NULL, err);
+    if (depth == 0) /* the name the layout gives the image is on index.json's entry */
+      p->names = names_of(str_of(annotations_of(m), REF_NAME), NULL, false);
+    json_object *next = read_blob(s, str_of(m, "digest"), "manifest", p->manifest, &p->manifest_raw,
+                                  &p->manifest_len, err);
     json_object_put(doc);
     doc = next;
     if (!doc)
@@ -319,10 +361,13 @@ int rrt_plan_oci(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct 
   }
   json_object *cd = NULL;
   json_object_object_get_ex(doc, "config", &cd);
-  json_object *cfg = read_blob(s, str_of(cd, "digest"), "config", p->id, err);
+  json_object *cfg =
+      read_blob(s, str_of(cd, "digest"), "config", p->id, &p->config_raw, &p->config_len, err);
   int r = cfg ? oci_layers(doc, cfg, p, what, err) : rrt_error_wrap(err, "%s", what);
-  if (cfg)
+  if (cfg) {
     read_config(cfg, &p->config);
+    p->created = dup_or_null(str_of(cfg, "created"));
+  }
   json_object_put(cfg);
   json_object_put(doc);
   return r;
@@ -359,10 +404,11 @@ static json_object *pick_docker(json_object *arr, const char *tag, const char *w
   return NULL;
 }
 
-/* Config "HEX.json" or "blobs/sha256/HEX": its name is its digest. */
-static json_object *docker_config(struct rrt_src *s, const char *path, char hex[65],
+/* Config "HEX.json" or "blobs/sha256/HEX": its name is its digest; its bytes kept in the plan. */
+static json_object *docker_config(struct rrt_src *s, const char *path, struct rrt_plan *p,
                                   struct rrt_error *err)
 {
+  char *hex = p->id;
   const char *base = path ? strrchr(path, '/') : NULL;
   base = base ? base + 1 : path;
   if (!base || strspn(base, "0123456789abcdef") != 64 || (base[64] && strcmp(base + 64, ".json"))) {
@@ -383,7 +429,44 @@ static json_object *docker_config(struct rrt_src *s, const char *path, char hex[
                    got);
     return NULL;
   }
-  return parse(data, "config", err);
+  json_object *o = parse(data, "config", err);
+  if (o) {
+    p->config_len = len;
+    p->config_raw = steal_ptr(&data);
+  }
+  return o;
+}
+
+static json_object *descriptor(const char *media_type, const char *hex, size_t size)
+{
+  json_object *d = json_object_new_object();
+  json_object_object_add(d, "mediaType", json_object_new_string(media_type));
+  cleanup_free char *digest = xasprintf("sha256:%s", hex);
+  json_object_object_add(d, "digest", json_object_new_string(digest));
+  json_object_object_add(d, "size", json_object_new_int64((int64_t)size));
+  return d;
+}
+
+/* A docker-archive has no OCI manifest: the store records the image by one made for it (its
+ * layers are plain tars named by their diff_ids; their sizes are not known here, so 0). */
+static void docker_manifest(struct rrt_plan *p)
+{
+  json_object *m = json_object_new_object(), *layers = json_object_new_array();
+  json_object_object_add(m, "schemaVersion", json_object_new_int(2));
+  json_object_object_add(m, "mediaType",
+                         json_object_new_string("application/vnd.oci.image.manifest.v1+json"));
+  json_object_object_add(
+      m, "config", descriptor("application/vnd.oci.image.config.v1+json", p->id, p->config_len));
+  for (size_t i = 0; i < p->n; i++)
+    json_object_array_add(
+        layers, descriptor("application/vnd.oci.image.layer.v1.tar", p->layers[i].diff, 0));
+  json_object_object_add(m, "layers", layers);
+  const char *text = json_object_to_json_string_ext(m, JSON_C_TO_STRING_PLAIN);
+  free(p->manifest_raw);
+  p->manifest_raw = xstrdup(text);
+  p->manifest_len = strlen(text);
+  rrt_digest_buf(p->manifest_raw, p->manifest_len, p->manifest);
+  json_object_put(m);
 }
 
 int rrt_plan_docker(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct rrt_error *err)
@@ -394,12 +477,18 @@ int rrt_plan_docker(struct rrt_src *s, const char *tag, struct rrt_plan *p, stru
     return rrt_error_wrap(err, "not a docker-archive");
   json_object *arr = parse(text, "manifest.json", err);
   json_object *m = arr ? pick_docker(arr, tag, s->path, err) : NULL;
-  json_object *cfg = m ? docker_config(s, str_of(m, "Config"), p->id, err) : NULL;
+  json_object *cfg = m ? docker_config(s, str_of(m, "Config"), p, err) : NULL;
   json_object *diff = NULL, *layers = NULL;
   int r = -1;
   if (!cfg)
     goto out;
   read_config(cfg, &p->config);
+  p->created = dup_or_null(str_of(cfg, "created"));
+  json_object *tags = NULL;
+  json_object_object_get_ex(m, "RepoTags", &tags);
+  /* docker-archive:FILE:NAME:TAG names the image; otherwise its entry's RepoTags do. */
+  bool named = tag && strchr(tag, ':');
+  p->names = names_of(named ? tag : NULL, named ? NULL : tags, true);
   json_object_object_get_ex(m, "Layers", &layers);
   size_t n = json_object_is_type(layers, json_type_array) ? json_object_array_length(layers) : 0;
   if (diff_ids_of(cfg, n, s->path, &diff, err) < 0)
@@ -410,6 +499,7 @@ int rrt_plan_docker(struct rrt_src *s, const char *tag, struct rrt_plan *p, stru
       goto out;
     add_layer(p, path ? path : "", hex, hex); /* a plain tar: its bytes are its diff_id's */
   }
+  docker_manifest(p);
   r = 0;
 out:
   if (r < 0 && arr && !err->msg)
@@ -418,5 +508,27 @@ out:
     rrt_error_wrap(err, "%s", s->path);
   json_object_put(cfg);
   json_object_put(arr);
+  return r;
+}
+
+int rrt_plan_stored(const char *store, const char *manifest_hex, struct rrt_plan *p,
+                    struct rrt_error *err)
+{
+  struct rrt_src s;
+  if (rrt_src_open(&s, store, false, err) < 0)
+    return -1;
+  cleanup_free char *digest = xasprintf("sha256:%s", manifest_hex);
+  json_object *man = read_blob(&s, digest, "manifest", p->manifest, NULL, NULL, err), *cd = NULL;
+  json_object_object_get_ex(man, "config", &cd);
+  json_object *cfg =
+      man ? read_blob(&s, str_of(cd, "digest"), "config", p->id, NULL, NULL, err) : NULL;
+  int r = cfg ? oci_layers(man, cfg, p, "the store's record", err) : -1;
+  if (cfg) {
+    read_config(cfg, &p->config);
+    p->created = dup_or_null(str_of(cfg, "created"));
+  }
+  json_object_put(cfg);
+  json_object_put(man);
+  rrt_src_close(&s);
   return r;
 }

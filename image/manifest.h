@@ -17,6 +17,14 @@ struct rrt_plan {
   size_t n;
   struct rrt_image_config config;
   char id[65]; /* the config's digest: the image id */
+  /* What the store records of it (names.c): the manifest's and the config's bytes, the
+   * manifest's digest (a docker-archive's: of the OCI manifest made for it), the config's
+   * created, and the names the source gives it (NULL-terminated, or NULL). */
+  char *manifest_raw, *config_raw;
+  size_t manifest_len, config_len;
+  char manifest[65];
+  char *created;
+  char **names;
 };
 void rrt_plan_free(struct rrt_plan *p);
 /* The config's os, architecture and variant against this machine's: a mismatch is an error
@@ -32,5 +40,10 @@ int rrt_plan_oci(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct 
 /* manifest.json -> (tag) -> config (named by its digest) and layers (docker-archive layers are
  * plain tars: their blob digest is their diff_id). */
 int rrt_plan_docker(struct rrt_src *s, const char *tag, struct rrt_plan *p, struct rrt_error *err);
+
+/* The image the store recorded under the manifest sha256:MANIFEST_HEX (STORE/blobs/sha256/:
+ * the manifest and the config, each verified as it is read). */
+int rrt_plan_stored(const char *store, const char *manifest_hex, struct rrt_plan *p,
+                    struct rrt_error *err);
 
 #endif

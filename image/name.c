@@ -131,3 +131,46 @@ bool rrt_image_name_like(const char *arg)
   bool qualified;
   return rrt_image_name_parse(arg, &qualified) && qualified;
 }
+
+/* The first component is a host when it has a '.' or a ':' or is localhost (distribution's rule).
+ */
+static bool has_host(const char *s)
+{
+  const char *slash = strchr(s, '/');
+  if (!slash)
+    return false;
+  size_t n = (size_t)(slash - s);
+  return memchr(s, '.', n) || memchr(s, ':', n) || (n == 9 && strncmp(s, "localhost", 9) == 0);
+}
+
+char *rrt_image_name_normalize(const char *name, bool docker_hub)
+{
+  bool qualified;
+  if (!name || !rrt_image_name_parse(name, &qualified))
+    return NULL;
+  cleanup_free char *s = xstrdup(name);
+  char *at = strchr(s, '@');
+  if (at)
+    *at++ = '\0';
+  char *slash = strrchr(s, '/');
+  char *colon = strrchr(slash ? slash : s, ':');
+  if (colon)
+    *colon++ = '\0';
+  const char *prefix = "";
+  if (!has_host(s))
+    prefix = !docker_hub ? "localhost/" : strchr(s, '/') ? "docker.io/" : "docker.io/library/";
+  else if (strncmp(s, "docker.io/", 10) == 0 && !strchr(s + 10, '/')) {
+    memmove(s, s + 10, strlen(s + 10) + 1);
+    prefix = "docker.io/library/";
+  }
+  return xasprintf("%s%s%s%s%s%s", prefix, s, colon || !at ? ":" : "",
+                   colon ? colon
+                   : !at ? "latest"
+                         : "",
+                   at ? "@" : "", at ? at : "");
+}
+
+bool rrt_image_name_has_host(const char *name)
+{
+  return has_host(name);
+}

@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <ftw.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 
 #include "internal.h"
 #include "manifest.h"
+#include "names.h"
 #include "source.h"
 #include "rootlessrt/reexec.h"
 #include "rootlessrt/util.h"
@@ -174,7 +176,7 @@ static pid_t start_import(const char *layout, const char *store, int errw)
   struct rrt_image img = {0};
   struct rrt_error err = RRT_ERROR_INIT;
   rrt_src_pull_dir = true; /* this child's layout is the helper's download directory */
-  int r = rrt_image_import(layout, store, &img, &err);
+  int r = rrt_image_import(layout, store, NULL, &img, &err);
   if (r < 0)
     (void)!write(errw, rrt_error_msg(&err), strlen(rrt_error_msg(&err)));
   _exit(r < 0 ? 1 : 0);
@@ -305,6 +307,30 @@ static int fetch_and_import(char **argv, const char *layout, const char *store, 
                         hstatus);
 }
 
+/* The name a pulled image is recorded by: the reference as given (docker://'s reading: Docker
+ * Hub for a name without a host), a short name as the client resolved it (its DEST/rootlessrt-name:
+ * the search registry's name it was found under). */
+static char *pulled_name(const char *ref, bool short_names, const char *dest)
+{
+  if (!short_names || rrt_image_name_has_host(ref))
+    return rrt_image_name_normalize(ref, !short_names);
+  cleanup_free char *path = xasprintf("%s/rootlessrt-name", dest);
+  cleanup_free char *text = NULL;
+  size_t len = 0;
+  struct rrt_error e = RRT_ERROR_INIT;
+  if (rrt_read_file(path, &text, &len, &e) < 0) {
+    rrt_error_clear(&e);
+    return NULL;
+  }
+  while (len && text[len - 1] == '\n')
+    text[--len] = '\0';
+  /* Its repository, with the tag or digest the user gave. */
+  cleanup_free char *repo = rrt_names_repo(ref);
+  const char *suffix = ref + strlen(repo);
+  cleanup_free char *full = xasprintf("%s%s", text, suffix);
+  return rrt_image_name_has_host(full) ? rrt_image_name_normalize(full, false) : NULL;
+}
+
 int rrt_image_pull(const char *ref, bool short_names, const struct rrt_pull_opts *po,
                    const char *store, struct rrt_image *img, struct rrt_error *err)
 {
@@ -351,10 +377,14 @@ int rrt_image_pull(const char *ref, bool short_names, const struct rrt_pull_opts
     r = mkdir(dest, 0700) < 0 ? rrt_error_errno(err, "mkdir %s", dest)
                               : fetch_and_import(argv, layout, store, NULL, err);
   }
-  /* Every layer is in the store now: this import only reads the manifest and the config. */
+  /* Every layer is in the store now: this import only reads the manifest and the config, and
+   * records the image by its name (the one the client resolved a short name to). */
   if (r == 0) {
+    cleanup_free char *name = pulled_name(ref, short_names, dest);
+    char *names[] = {name, NULL};
+    struct rrt_record rec = {.names = names, .warn_only = true};
     rrt_src_pull_dir = true;
-    r = rrt_image_import(layout, store, img, err);
+    r = rrt_image_import(layout, store, name ? &rec : NULL, img, err);
     rrt_src_pull_dir = false;
   }
   rrt_image_platform_chosen = false;
@@ -390,15 +420,60 @@ int rrt_pull_opt_parse(const char *name, const char *value, struct rrt_pull_opts
   return 0;
 }
 
+int rrt_pull_policy_parse(const char *s, enum rrt_pull_policy *p, struct rrt_error *err)
+{
+  static const char *const names[] = {"missing", "always", "never", "newer"};
+  for (size_t i = 0; i < 4; i++)
+    if (s && strcmp(s, names[i]) == 0) {
+      *p = (enum rrt_pull_policy)i;
+      return 0;
+    }
+  if (s && strcmp(s, "true") == 0) { /* podman takes these too */
+    *p = RRT_PULL_ALWAYS;
+    return 0;
+  }
+  if (s && strcmp(s, "false") == 0) {
+    *p = RRT_PULL_NEVER;
+    return 0;
+  }
+  cleanup_free char *shown = rrt_names_shown(s ? s : "");
+  return rrt_error_msgf(err, EINVAL, "--pull \"%s\": always, missing, never or newer", shown);
+}
+
 int rrt_pull(const char *ref, const struct rrt_pull_opts *po, const char *storage,
              struct rrt_error *err)
 {
   cleanup_free char *store = rrt_store_path(storage);
   if (rrt_store_trust(store, true, err) < 0)
     return -1;
-  bool docker = strncmp(ref, "docker://", 9) == 0;
   struct rrt_image img = {0};
-  int r = rrt_image_pull(docker ? ref + 9 : ref, !docker, po, store, &img, err);
+  int r;
+  if (strncmp(ref, "oci:", 4) == 0 || strncmp(ref, "oci-archive:", 12) == 0 ||
+      strncmp(ref, "docker-archive:", 15) == 0) {
+    /* An import into the store, recorded by the names the source gives (podman pull's). */
+    char **names = NULL;
+    struct rrt_record rec = {.names_out = &names};
+    r = rrt_image_import(ref, store, &rec, &img, err);
+    if (r == 0 && !names)
+      printf("%s\n", img.id); /* kept by its id only, as podman prints it */
+    for (size_t i = 0; r == 0 && names && names[i]; i++) {
+      cleanup_free char *shown = rrt_names_shown(names[i]);
+      printf("Loaded image: %s\n", shown);
+    }
+    rrt_strv_free(names);
+  } else {
+    bool docker = strncmp(ref, "docker://", 9) == 0;
+    r = rrt_image_pull(docker ? ref + 9 : ref, !docker, po, store, &img, err);
+  }
   rrt_image_free(&img);
-  return r < 0 ? rrt_error_wrap(err, "pull: %s", ref) : 0;
+  if (r < 0 && err->msg && strncmp(err->msg, "run: ", 5) == 0) {
+    /* The import says what it read as run does: "run: REF: ...", here a pull's. */
+    cleanup_free char *m = xstrdup(err->msg + 5);
+    return rrt_error_msgf(err, err->errnum, "pull: %s", m);
+  }
+  if (r < 0) {
+    cleanup_free char *shown = rrt_names_shown(ref);
+    return rrt_error_wrap(err, "pull: %s", shown);
+  }
+  return 0;
 }

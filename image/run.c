@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "names.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/state.h"
 #include "rootlessrt/trust.h"
@@ -32,6 +33,10 @@ static void phase(const char *what)
   rrt_debug("desktop run: %s at ~%.1f ms", what, t);
 }
 
+/* Why the last rrt_run_is_desktop chose the desktop form: its first operand named nothing a
+ * bundle could run (said in the error, with both readings, when the image is not found either). */
+static const char *desktop_no_bundle;
+
 static bool is_image_ref(const char *a)
 {
   return strncmp(a, "oci:", 4) == 0 || strncmp(a, "oci-archive:", 12) == 0 ||
@@ -42,15 +47,43 @@ static bool is_image_ref(const char *a)
 /* Flags of either form that take a value as the next argument. */
 static bool takes_value(const char *f)
 {
-  static const char *const with_value[] = {
-      "-b",        "--bundle",     "--pid-file", "--console-socket", "--preserve-fds",
-      "--network", "-p",           "--publish",  "--network-opt",    "--mtu",
-      "--cidr",    "--ports-via",  "--criu",     "--name",           "-e",
-      "--env",     "--env-file",   "-w",         "--workdir",        "-u",
-      "--user",    "-v",           "--volume",   "--tmpfs",          "--hostname",
-      "-h",        "--entrypoint", "--cap-add",  "--cap-drop",       "--security-opt",
-      "--userns",  "--overlay",    "--storage",  "--platform",       "--authfile",
-      NULL};
+  static const char *const with_value[] = {"-b",
+                                           "--bundle",
+                                           "--pid-file",
+                                           "--console-socket",
+                                           "--preserve-fds",
+                                           "--network",
+                                           "-p",
+                                           "--publish",
+                                           "--network-opt",
+                                           "--mtu",
+                                           "--cidr",
+                                           "--ports-via",
+                                           "--criu",
+                                           "--name",
+                                           "-e",
+                                           "--env",
+                                           "--env-file",
+                                           "-w",
+                                           "--workdir",
+                                           "-u",
+                                           "--user",
+                                           "-v",
+                                           "--volume",
+                                           "--tmpfs",
+                                           "--hostname",
+                                           "-h",
+                                           "--entrypoint",
+                                           "--cap-add",
+                                           "--cap-drop",
+                                           "--security-opt",
+                                           "--userns",
+                                           "--overlay",
+                                           "--storage",
+                                           "--platform",
+                                           "--authfile",
+                                           "--pull",
+                                           NULL};
   for (size_t i = 0; with_value[i]; i++)
     if (strcmp(f, with_value[i]) == 0)
       return true;
@@ -62,18 +95,124 @@ static bool takes_value(const char *f)
   return false;
 }
 
-bool rrt_run_is_desktop(int argc, char **argv)
+/* A flag only the desktop form has (podman's): --rm, -i, -t, -e, -v, --name, -w, -u, --pull...
+ * (-d, -p, --network and -h are flags of both forms). */
+static bool desktop_flag(const char *a)
 {
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--") == 0)
-      return i + 1 < argc && is_image_ref(argv[i + 1]);
-    if (a[0] != '-' || !a[1])
-      return is_image_ref(a);
-    if (!strchr(a, '=') && takes_value(a))
-      i++;
+  static const char *const only[] = {"--rm",
+                                     "--interactive",
+                                     "--tty",
+                                     "--name",
+                                     "--env",
+                                     "--env-file",
+                                     "--workdir",
+                                     "--user",
+                                     "--volume",
+                                     "--tmpfs",
+                                     "--hostname",
+                                     "--read-only",
+                                     "--read-only-tmpfs",
+                                     "--entrypoint",
+                                     "--cap-add",
+                                     "--cap-drop",
+                                     "--security-opt",
+                                     "--userns",
+                                     "--overlay",
+                                     "--storage",
+                                     "--print-config",
+                                     "--platform",
+                                     "--authfile",
+                                     "--tls-verify",
+                                     "--pull",
+                                     NULL};
+  size_t n = strcspn(a, "=");
+  for (size_t i = 0; only[i]; i++)
+    if (strlen(only[i]) == n && strncmp(a, only[i], n) == 0)
+      return true;
+  /* Short flags, alone or clustered (-it, -dit, -eK=V): i, t, e, v, w, u; a cluster is read
+   * up to a flag that takes a value (the rest is that value). */
+  if (a[0] != '-' || a[1] == '-')
+    return false;
+  for (const char *c = a + 1; *c; c++) {
+    if (strchr("itevwu", *c))
+      return true;
+    if (*c != 'd')
+      return false;
   }
   return false;
+}
+
+/* The runc form's bundle: -b DIR, else the current directory; whether -b was given. */
+static bool bundle_has_config(const char *bundle)
+{
+  cleanup_free char *cfg = xasprintf("%s/config.json", bundle ? bundle : ".");
+  return access(cfg, F_OK) == 0;
+}
+
+bool rrt_run_is_desktop(int argc, char **argv)
+{
+  const char *bundle = NULL;
+  bool has_b = false;
+  desktop_no_bundle = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0) {
+      a = i + 1 < argc ? argv[i + 1] : NULL;
+      if (!a)
+        return false;
+    } else if (a[0] == '-' && a[1]) {
+      if (desktop_flag(a))
+        return true;
+      bool value = !strchr(a, '=') && takes_value(a);
+      if (strcmp(a, "-b") == 0 || strcmp(a, "--bundle") == 0 || strncmp(a, "--bundle=", 9) == 0)
+        has_b = true, bundle = strchr(a, '=') ? strchr(a, '=') + 1
+                               : i + 1 < argc ? argv[i + 1]
+                                              : NULL;
+      if (value)
+        i++;
+      continue;
+    }
+    if (is_image_ref(a))
+      return true;
+    /* A plain word: the runc form when there is a bundle to run (or -b says where it is). */
+    if (has_b || bundle_has_config(bundle))
+      return false;
+    desktop_no_bundle = a;
+    return true;
+  }
+  return false;
+}
+
+void rrt_run_note_other_reading(int argc, char **argv, const char *storage, struct rrt_error *err)
+{
+  const char *word = NULL;
+  for (int i = 1; i < argc && !word; i++) {
+    const char *a = argv[i];
+    if (a[0] == '-' && a[1]) {
+      if (!strchr(a, '=') && takes_value(a))
+        i++;
+      continue;
+    }
+    word = a;
+  }
+  bool qualified;
+  if (!word || !rrt_image_name_parse(word, &qualified))
+    return;
+  cleanup_free char *store = rrt_store_path(storage);
+  cleanup_free char *manifest = NULL, *resolved = NULL;
+  struct rrt_error e = RRT_ERROR_INIT;
+  if (rrt_names_lookup(store, word, false, &manifest, &resolved, &e) == 0) {
+    cleanup_free char *shown = rrt_names_shown(resolved);
+    cleanup_free char *word_shown = rrt_names_shown(word);
+    cleanup_free char *cwd = getcwd(NULL, 0);
+    cleanup_free char *m = xstrdup(rrt_error_msg(err));
+    rrt_error_msgf(err, err->errnum,
+                   "%s (read as the runc form: a container \"%s\" of the bundle in %s, which has a "
+                   "config.json; \"%s\" is also the image %s in the store: `rootlessrt run --rm "
+                   "%s ...` runs that, as any desktop flag does)",
+                   m, word_shown, cwd ? cwd : ".", word_shown, shown, word_shown);
+  }
+  rrt_error_clear(&e);
 }
 
 static char *random_id(void)
@@ -236,7 +375,7 @@ static int lock_bundle(const char *bundle, bool create)
  * run ends (or, detached, until its container exists), so sweep_orphans leaves it alone.
  */
 static int make_bundle(const char *root, const char *id, const char *config, bool rm,
-                       struct run_dirs *d, struct rrt_error *err)
+                       const char *image_id, struct run_dirs *d, struct rrt_error *err)
 {
   cleanup_free char *runs = xasprintf("%s/" RUN_DIR, root);
   if (mkdir(runs, 0700) < 0 && errno != EEXIST)
@@ -261,6 +400,12 @@ static int make_bundle(const char *root, const char *id, const char *config, boo
   if (rm) {
     cleanup_free char *mark = xasprintf("%s/remove-on-delete", d->bundle);
     if (rrt_write_file(mark, "", 0, O_CREAT | O_EXCL, 0600, err) < 0)
+      return -1;
+  }
+  /* The image it runs, for rmi (its layers are the config's lowerdir, for store rm and prune). */
+  if (image_id && *image_id) {
+    cleanup_free char *path = xasprintf("%s/image", d->bundle);
+    if (rrt_write_file(path, image_id, strlen(image_id), O_CREAT | O_EXCL, 0600, err) < 0)
       return -1;
   }
   /* One under the name already: a live run of the same name, or what a killed one left. */
@@ -325,6 +470,11 @@ static void sweep_orphans(const char *root)
   closedir(dir);
 }
 
+void rrt_run_sweep(const char *root)
+{
+  sweep_orphans(root);
+}
+
 static int keep_id_plan(struct rrt_run_plan *p, struct rrt_error *err)
 {
   struct rrt_subid_range *ranges = NULL;
@@ -376,8 +526,18 @@ static int prepare(const struct rrt_run_image_opts *o, const char *root, const c
                    const char *id, struct rrt_image *img, struct run_dirs *d, char **config,
                    struct rrt_error *err)
 {
-  if (rrt_image_open(o->ref, store, &o->pull, img, err) < 0)
+  if (rrt_image_open(o->ref, store, &o->pull, img, err) < 0) {
+    if (desktop_no_bundle && strcmp(desktop_no_bundle, o->ref) == 0) {
+      /* Neither reading fits: say both. */
+      cleanup_free char *cwd = getcwd(NULL, 0);
+      cleanup_free char *m = xstrdup(rrt_error_msg(err));
+      cleanup_free char *shown = rrt_names_shown(o->ref);
+      rrt_error_msgf(err, err->errnum,
+                     "%s (nor is \"%s\" a container to run from a bundle: %s has no config.json)",
+                     m, shown, cwd ? cwd : ".");
+    }
     return -1;
+  }
   struct rrt_run_plan plan = {.id = id, .image = img};
   if (o->keep_id && keep_id_plan(&plan, err) < 0)
     return -1;
@@ -393,17 +553,18 @@ static int prepare(const struct rrt_run_image_opts *o, const char *root, const c
     return r;
   /* The bundle first: from then on a run killed at any instant is found by the next one. */
   d->ctr = xasprintf("%s/containers/%s", store, id);
-  if (make_bundle(root, id, *config, o->rm, d, err) < 0)
+  if (make_bundle(root, id, *config, o->rm, img->id, d, err) < 0)
     return -1;
   return make_container_dirs(store, img, d, err);
 }
 
 /* podman's statuses for a command create could not execute: 127 not found (ENOENT), 126 not
- * executable (EACCES); 1 for any other failure. */
+ * executable (EACCES); 1 for any other failure, also one with those errnos that is not about the
+ * command (an overlay whose /dev/fuse cannot be opened was "cannot be executed", 126). */
 static int exec_failure_status(struct rrt_error *err)
 {
   int e = err->errnum;
-  if (e != ENOENT && e != EACCES)
+  if ((e != ENOENT && e != EACCES) || !err->msg || strncmp(err->msg, "exec: \"", 7) != 0)
     return 1;
   rrt_error_wrap(err, e == ENOENT ? "run: the container's command was not found"
                                   : "run: the container's command cannot be executed");
@@ -430,7 +591,13 @@ int rrt_image_run(const struct rrt_global *g, const struct rrt_run_image_opts *o
   int ret = -1, out_fd = -1;
   sweep_orphans(root);
   phase("start");
-  if (prepare(o, root, store, id, &img, &d, &config, err) < 0)
+  /* Shared from the image's lookup until its bundle names its layers: rmi, store rm and store
+   * prune, which hold it exclusive, remove nothing this run is about to mount. */
+  int gc = rrt_names_lock(store, RRT_GC_LOCK, LOCK_SH);
+  int pr = prepare(o, root, store, id, &img, &d, &config, err);
+  if (gc >= 0)
+    close(gc);
+  if (pr < 0)
     goto out;
   phase("image opened, config and directories made");
   if (o->print_config) {
@@ -446,6 +613,8 @@ int rrt_image_run(const struct rrt_global *g, const struct rrt_run_image_opts *o
   phase("container run returned");
   if (ret < 0)
     *status = exec_failure_status(err);
+  if (ret < 0 && err->msg && strncmp(err->msg, "the overlay on / ", 17) == 0)
+    rrt_error_wrap(err, "run: the container's copy-on-write root could not be mounted");
   if (ret == 0 && o->detach) {
     dprintf(out_fd, "%s\n", id);
     goto keep; /* the container exists now: the lock goes with run_dirs_free */

@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "names.h"
 #include "rootlessrt/state.h"
 #include "rootlessrt/trust.h"
 #include "rootlessrt/util.h"
@@ -132,12 +134,37 @@ static void list_partials(const char *store, bool *any)
   closedir(d);
 }
 
+/* The recorded images: by their first name (escaped), with the size of their layers. */
+static void list_images(const char *store, bool *any)
+{
+  struct rrt_error e = RRT_ERROR_INIT;
+  json_object *doc = rrt_names_load(store, &e);
+  rrt_error_clear(&e);
+  json_object *arr = doc ? rrt_names_images(doc) : NULL;
+  for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+    json_object *o = json_object_array_get_idx(arr, i), *names = rrt_names_list(o, "names"), *sz;
+    const char *n = json_object_array_length(names)
+                        ? json_object_get_string(json_object_array_get_idx(names, 0))
+                        : rrt_names_str(o, "id");
+    cleanup_free char *shown = rrt_names_shown(n ? n : "");
+    char size[32];
+    json_object_object_get_ex(o, "size", &sz);
+    human((unsigned long long)json_object_get_int64(sz), size);
+    if (!*any)
+      printf("%-10s %-72s %s\n", "KIND", "NAME", "SIZE");
+    *any = true;
+    const char *id = rrt_names_str(o, "id");
+    printf("%-10s %-72s %s  id sha256:%.12s\n", "image", shown, size, id ? id : "?");
+  }
+  json_object_put(doc);
+}
+
 int rrt_store_list(const char *store, struct rrt_error *err)
 {
   (void)err;
   bool any = false;
   rrt_store_remove_stale(store);
-  list_dir(store, "images", "image", &any);
+  list_images(store, &any);
   list_dir(store, "layers/sha256", "layer", &any);
   list_dir(store, "containers", "container", &any);
   list_partials(store, &any);
@@ -151,7 +178,7 @@ int rrt_store_list(const char *store, struct rrt_error *err)
 }
 
 /* The blob records of layers no longer in the store. */
-static void forget_blobs(const char *store)
+void rrt_store_forget_blobs(const char *store)
 {
   cleanup_free char *dir = xasprintf("%s/layers/blobs/sha256", store);
   DIR *d = opendir(dir);
@@ -171,13 +198,42 @@ static bool valid_name(const char *s)
   return *s && strcmp(s, ".") && strcmp(s, "..") && !strchr(s, '/');
 }
 
+/* A layer an image record or a container uses stays: the error names who (force: only a
+ * container keeps it). */
+static int layer_in_use(const char *store, const char *root, const char *name, const char *n,
+                        bool force, struct rrt_error *err)
+{
+  cleanup_free char *shown = rrt_names_shown(name);
+  if (!force) {
+    json_object *doc = rrt_names_load(store, err);
+    if (!doc)
+      return rrt_error_wrap(err, "store rm %s", shown);
+    cleanup_free char *img = rrt_store_user_image(doc, n);
+    json_object_put(doc);
+    if (img)
+      return rrt_error_msgf(err, EBUSY,
+                            "store rm: layer %s is used by the image %s: `rootlessrt rmi %s` "
+                            "removes the image and the layers only it uses (or store rm --force)",
+                            shown, img, img);
+  }
+  cleanup_free char *ctr = rrt_store_user_container(store, root, n, NULL);
+  if (ctr)
+    return rrt_error_msgf(err, EBUSY,
+                          "store rm: layer %s is used by the container \"%s\": delete it first",
+                          shown, ctr);
+  return 0;
+}
+
 /* NAME: a container's kept changes; sha256:HEX or HEX: a layer; an image name: its record. A
  * container that exists (in ROOT) keeps its upper directory. */
-int rrt_store_remove(const char *store, const char *root, const char *name, struct rrt_error *err)
+int rrt_store_remove(const char *store, const char *root, const char *name, bool force,
+                     struct rrt_error *err)
 {
   const char *n = strncmp(name, "sha256:", 7) == 0 ? name + 7 : name;
-  if (!valid_name(n))
-    return rrt_error_msgf(err, EINVAL, "store rm: \"%s\" is not a name in the store", name);
+  if (!valid_name(n)) {
+    cleanup_free char *shown = rrt_names_shown(name);
+    return rrt_error_msgf(err, EINVAL, "store rm: \"%s\" is not a name in the store", shown);
+  }
   const char *subs[] = {"containers", "layers/sha256", "images"};
   for (size_t i = 0; i < 3; i++) {
     cleanup_free char *p = xasprintf("%s/%s/%s", store, subs[i], n);
@@ -188,13 +244,20 @@ int rrt_store_remove(const char *store, const char *root, const char *name, stru
       if (access(st, F_OK) == 0)
         return rrt_error_msgf(err, EBUSY, "store rm: container \"%s\" exists: delete it first", n);
     }
+    cleanup_close int gc = i == 1 ? rrt_names_lock(store, RRT_GC_LOCK, LOCK_EX) : -1;
+    if (i == 1 && layer_in_use(store, root, name, n, force, err) < 0)
+      return -1;
     if (rrt_remove_tree_userns(p, err) < 0)
       return rrt_error_wrap(err, "store rm %s", name);
-    if (i == 1)
-      forget_blobs(store);
+    if (i == 1) {
+      cleanup_free char *size = xasprintf("%s/layers/sizes/%s", store, n);
+      unlink(size);
+      rrt_store_forget_blobs(store);
+    }
     return 0;
   }
-  return rrt_error_msgf(err, ENOENT, "store rm: nothing named \"%s\" in %s", name, store);
+  cleanup_free char *shown = rrt_names_shown(name);
+  return rrt_error_msgf(err, ENOENT, "store rm: nothing named \"%s\" in %s", shown, store);
 }
 
 /* Where the store is, and whether it can be trusted (the same checks as the state root). */

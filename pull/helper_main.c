@@ -981,6 +981,17 @@ static int pull(void)
     c.cred = auth_lookup(opt.authfile, c.ep->host, c.ep->repo, &c.cred_from);
     if (connect_ep(&c) == 0)
       r = fetch_image(&c, ref, res.digest);
+    /* Which name a short name was found under (its search registry), for the runtime to
+     * record the image by: a hint, whose loss (a full disk) costs the record, not the pull. */
+    char *named =
+        r == 0 && opt.short_names && c.ep->name ? xasprintf("%s/rootlessrt-name", opt.dest) : NULL;
+    if (named) {
+      char saved[sizeof(g_err)];
+      snprintf(saved, sizeof(saved), "%s", g_err);
+      (void)write_file(named, c.ep->name, strlen(c.ep->name));
+      snprintf(g_err, sizeof(g_err), "%s", saved);
+    }
+    free(named);
     if (r < 0 && !first[0])
       snprintf(first, sizeof(first), "%s", g_err);
     free(c.cred);

@@ -16,6 +16,7 @@ struct endpoint {
   char *host;    /* registry host[:port] as written in references and auth.json */
   char *repo;    /* the repository's path in that registry */
   bool insecure; /* http allowed, certificates not verified */
+  char *name;    /* the image's name (HOST/PATH) this endpoint serves, mirrors included */
 };
 
 /* The reference after resolution (registries.conf): where to try, and the tag or digest. */

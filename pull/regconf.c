@@ -226,7 +226,21 @@ static void add_ep(struct resolved *out, const char *full, bool insecure)
 
 /* Every place name (HOST/PATH) can come from: its registry entry's mirrors, then its location
  * (the prefix replaced by it). */
+static int endpoints_for_1(struct conf *c, const char *name, bool insecure_flag,
+                           struct resolved *out);
+
+/* ... each endpoint knowing the name it serves (the runtime records the image by it). */
 static int endpoints_for(struct conf *c, const char *name, bool insecure_flag, struct resolved *out)
+{
+  size_t first = out->n;
+  int r = endpoints_for_1(c, name, insecure_flag, out);
+  for (size_t i = first; i < out->n; i++)
+    out->eps[i].name = xstrdup(name);
+  return r;
+}
+
+static int endpoints_for_1(struct conf *c, const char *name, bool insecure_flag,
+                           struct resolved *out)
 {
   struct registry *r = match(c, name);
   if (!r) {
@@ -308,6 +322,7 @@ void resolved_free(struct resolved *r)
   for (size_t i = 0; i < r->n; i++) {
     free(r->eps[i].host);
     free(r->eps[i].repo);
+    free(r->eps[i].name);
   }
   free(r->eps);
   free(r->tag);

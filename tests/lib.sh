@@ -458,6 +458,8 @@ use_store() {
 }
 store_cleanup() {
   local n
+  # The image records first: a layer an image uses is kept by store rm.
+  rrt rmi --storage "$STORE" --all --force >/dev/null 2>&1
   for n in "$STORE"/containers/* "$STORE"/layers/sha256/* "$STORE"/tmp/*; do
     [ -e "$n" ] && rrt store --storage "$STORE" rm "$(basename "$n")" >/dev/null 2>&1
   done

@@ -3,7 +3,7 @@
 # Installed as share/bash-completion/completions/rootlessrt.
 
 _rootlessrt_verbs="create start run state kill delete list spec exec ps events pause resume update store
-pull features check checkpoint restore help"
+pull images rmi features check checkpoint restore help"
 _rootlessrt_globals="--root --log --log-format --debug --rootless --systemd-cgroup
 --cgroup-manager --criu -v --version -h --help"
 _rootlessrt_signals="HUP INT QUIT ILL TRAP ABRT BUS FPE KILL USR1 SEGV USR2 PIPE ALRM TERM
@@ -27,7 +27,7 @@ _rootlessrt_flags() {
       echo "$create -d --rm -i --interactive -t --tty --name -e --env --env-file -w --workdir
         -u --user -v --volume --tmpfs --hostname --read-only --read-only-tmpfs --entrypoint
         --cap-add --cap-drop --security-opt --userns --overlay --storage --print-config
-        --platform --authfile --tls-verify"
+        --platform --authfile --tls-verify --pull"
       ;;
     kill) echo "-a --all -h --help" ;;
     delete) echo "-f --force -h --help" ;;
@@ -44,8 +44,10 @@ _rootlessrt_flags() {
       --cpu-quota --cpu-rt-period --cpu-rt-runtime --cpuset-cpus --cpuset-mems --pids-limit
       --blkio-weight --kernel-memory --kernel-memory-tcp --l3-cache-schema --mem-bw-schema -h
       --help" ;;
-    store) echo "--storage -h --help" ;;
+    store) echo "--storage -f --force -h --help" ;;
     pull) echo "--storage --platform --authfile --tls-verify -h --help" ;;
+    images) echo "--storage -q --quiet --no-trunc -n --noheading -a --all --format -h --help" ;;
+    rmi) echo "--storage -f --force -a --all -h --help" ;;
     check) echo "--json --storage -h --help" ;;
     *) echo "-h --help" ;;
   esac
@@ -73,7 +75,11 @@ _rootlessrt_value() { # _rootlessrt_value VERB FLAG CUR (VERB empty: a global fl
       mapfile -t COMPREPLY < <(compgen -f -- "$cur")
       return 0
       ;;
-    -f | --format) [ "$verb" = delete ] && return 1 || words="table json" ;;
+    -f | --format)
+      case $verb in delete | store | rmi) return 1 ;; esac
+      words="table json"
+      ;;
+    --pull) words="always missing never newer" ;;
     --log-format) words="text json" ;;
     --rootless) [ -n "$verb" ] && return 1 || words="true false auto" ;;
     --network) words="none host slirp" ;;
@@ -150,7 +156,7 @@ _rootlessrt() {
       fi
       ;;
     run) mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
-    store) [ "$n" -eq 0 ] && mapfile -t COMPREPLY < <(compgen -W "ls rm" -- "$cur") ;;
+    store) [ "$n" -eq 0 ] && mapfile -t COMPREPLY < <(compgen -W "ls rm prune" -- "$cur") ;;
     help) [ "$n" -eq 0 ] && mapfile -t COMPREPLY < <(compgen -W "$_rootlessrt_verbs" -- "$cur") ;;
   esac
 }

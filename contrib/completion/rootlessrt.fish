@@ -2,7 +2,7 @@
 # `rootlessrt list -q`, with the --root given on the line), signal names, files for -b.
 # Installed as share/fish/vendor_completions.d/rootlessrt.fish.
 
-set -l verbs create start run state kill delete list spec exec ps events pause resume update store pull features check checkpoint restore help
+set -l verbs create start run state kill delete list spec exec ps events pause resume update store pull images rmi features check checkpoint restore help
 
 function __rootlessrt_ids
     set -l tokens (commandline -opc)
@@ -79,6 +79,8 @@ complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a resume -d 
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a update -d 'change its resources'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a store -d 'the image store'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a pull -d 'fetch an image from a registry'
+complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a images -d "the store's images"
+complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a rmi -d 'remove images'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a features -d 'the features JSON'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a check -d 'check this machine for rootless containers'
 complete -c rootlessrt -n "not __fish_seen_subcommand_from $verbs" -a checkpoint -d 'not supported (no CRIU)'
@@ -139,6 +141,7 @@ complete -c rootlessrt -n $r -l print-config -d 'print the config and run nothin
 complete -c rootlessrt -n $r -l platform -x -a 'linux/amd64 linux/arm64 linux/arm/v7' -d 'the platform of a registry image'
 complete -c rootlessrt -n $r -l authfile -r -F -d 'the registry credentials file'
 complete -c rootlessrt -n $r -l tls-verify -x -a 'true false' -d "verify the registry's TLS"
+complete -c rootlessrt -n $r -l pull -x -a 'always missing never newer' -d 'when to ask the registry'
 complete -c rootlessrt -n $r -F
 
 # The other verbs.
@@ -185,7 +188,17 @@ complete -c rootlessrt -n '__fish_seen_subcommand_from update' -l kernel-memory-
 complete -c rootlessrt -n '__fish_seen_subcommand_from update' -l l3-cache-schema -x -d 'Intel RDT: refused'
 complete -c rootlessrt -n '__fish_seen_subcommand_from update' -l mem-bw-schema -x -d 'Intel RDT: refused'
 complete -c rootlessrt -n '__fish_seen_subcommand_from store' -l storage -r -a '(__fish_complete_directories)' -d 'the store'
-complete -c rootlessrt -n '__fish_seen_subcommand_from store; and test (__rootlessrt_operands) -eq 0' -a 'ls rm'
+complete -c rootlessrt -n '__fish_seen_subcommand_from store; and test (__rootlessrt_operands) -eq 0' -a 'ls rm prune'
+complete -c rootlessrt -n '__fish_seen_subcommand_from store' -s f -l force -d 'rm: a layer an image uses too'
+complete -c rootlessrt -n '__fish_seen_subcommand_from images' -l storage -r -a '(__fish_complete_directories)' -d 'the store'
+complete -c rootlessrt -n '__fish_seen_subcommand_from images' -s q -l quiet -d 'only the ids'
+complete -c rootlessrt -n '__fish_seen_subcommand_from images' -l no-trunc -d 'the whole ids'
+complete -c rootlessrt -n '__fish_seen_subcommand_from images' -s n -l noheading -d 'no header'
+complete -c rootlessrt -n '__fish_seen_subcommand_from images' -s a -l all -d 'all images'
+complete -c rootlessrt -n '__fish_seen_subcommand_from images' -l format -x -a 'table json' -d 'output format'
+complete -c rootlessrt -n '__fish_seen_subcommand_from rmi' -l storage -r -a '(__fish_complete_directories)' -d 'the store'
+complete -c rootlessrt -n '__fish_seen_subcommand_from rmi' -s f -l force -d 'also an image a container uses'
+complete -c rootlessrt -n '__fish_seen_subcommand_from rmi' -s a -l all -d 'every image'
 complete -c rootlessrt -n '__fish_seen_subcommand_from pull' -l storage -r -a '(__fish_complete_directories)' -d 'the store'
 complete -c rootlessrt -n '__fish_seen_subcommand_from pull' -l platform -x -a 'linux/amd64 linux/arm64 linux/arm/v7' -d 'the platform to pull'
 complete -c rootlessrt -n '__fish_seen_subcommand_from pull' -l authfile -r -F -d 'the registry credentials file'

@@ -31,6 +31,8 @@ int rrt_cmd_resume(const struct rrt_global *g, int argc, char **argv, struct rrt
 int rrt_cmd_update(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_store(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_pull(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
+int rrt_cmd_images(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
+int rrt_cmd_rmi(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_check(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_checkpoint(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);
 int rrt_cmd_restore(const struct rrt_global *g, int argc, char **argv, struct rrt_error *err);

@@ -68,6 +68,11 @@ struct rrt_exec_ctx {
   struct rrt_seccomp_filter *filter; /* compiled before pivot_root, or NULL */
   bool limits_applied;               /* init did rlimits & co. at create already */
   const char *exec_path;             /* args[0] as create found it in PATH, or NULL */
+  /* Run once the process is confined as it will be (user, groups, capabilities, no_new_privs,
+   * rlimits, the seccomp filter, the LSM label), just before its execve: init's startContainer
+   * hooks, forked from there so that they run with exactly that confinement. NULL: none. */
+  int (*before_execve)(void *arg, struct rrt_error *err);
+  void *before_execve_arg;
 };
 /* At create, in init after pivot_root and before the read-only remount of
  * the root: process.cwd, made when missing, refused when not a directory. */

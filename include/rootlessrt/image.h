@@ -66,9 +66,17 @@ struct rrt_kv_list {
 /* How a registry image is fetched (docker://, `pull`): --platform OS/ARCH[/VARIANT],
  * --authfile FILE, --tls-verify=false. NULL/false: this machine's platform, the usual
  * credentials files, TLS verified. */
+/* --pull (podman's): when a registry image is asked of the registry. missing (the default): only
+ * when the store has no image of that name (then it runs offline); always; never (only the
+ * store's); newer: asked each time, the stored image run when the registry cannot be asked. */
+enum rrt_pull_policy { RRT_PULL_MISSING, RRT_PULL_ALWAYS, RRT_PULL_NEVER, RRT_PULL_NEWER };
+int rrt_pull_policy_parse(const char *s, enum rrt_pull_policy *p, struct rrt_error *err);
+
 struct rrt_pull_opts {
   const char *platform, *authfile;
   bool tls_verify_off;
+  enum rrt_pull_policy policy;
+  bool policy_set; /* --pull was given: docker://REF is asked of its registry each time otherwise */
 };
 
 /* One of the flags above (name without "--"; value NULL for a bare --tls-verify). */
@@ -77,7 +85,9 @@ int rrt_pull_opt_parse(const char *name, const char *value, struct rrt_pull_opts
 
 /* `pull REF`: docker://HOST/NAME:TAG (or @sha256:DIGEST), or a short name through
  * registries.conf: every layer not yet in the store (--storage, or the default) is fetched,
- * verified and unpacked into it. */
+ * verified and unpacked into it, and the image recorded by its name (`images`). REF may also be
+ * an archive or a layout (docker-archive:FILE[:NAME:TAG], oci-archive:FILE, oci:DIR[:NAME]): it is
+ * imported and recorded by the names it gives (RepoTags, ref.name) or the NAME:TAG given. */
 int rrt_pull(const char *ref, const struct rrt_pull_opts *po, const char *storage,
              struct rrt_error *err);
 
@@ -94,11 +104,15 @@ struct rrt_run_image_opts {
   struct rrt_pull_opts pull; /* for docker:// */
 };
 
-/* True when argv (the `run` verb's arguments, argv[0] = "run") is the desktop form: its first
- * operand is an image reference (a transport prefix), a path containing '/', or a registry
- * image name with a tag or digest (debian:12, x@sha256:...); a container id can contain none of
- * these. */
+/* True when argv (the `run` verb's arguments, argv[0] = "run") is the desktop form: a flag only
+ * it has (--rm, -i, -t, -e, -v, --name, -w, -u, --pull...), or a first operand that is an image
+ * reference (a transport prefix), a path containing '/', or a registry image name with a tag or
+ * digest (debian:12, x@sha256:...), none of which a container id can be; or any first operand
+ * when there is no bundle to run (no -b, no config.json in the current directory). */
 bool rrt_run_is_desktop(int argc, char **argv);
+/* After the runc form of `run` failed: when its operand is also an image in the store (the
+ * default one, or storage), err says both readings and how to run the image. */
+void rrt_run_note_other_reading(int argc, char **argv, const char *storage, struct rrt_error *err);
 /* A registry image name with a tag, a digest or a host (debian:12, localhost/foo:1). */
 bool rrt_image_name_like(const char *arg);
 
@@ -113,11 +127,28 @@ int rrt_image_run(const struct rrt_global *g, const struct rrt_run_image_opts *o
  * --rm, its upper directory). Nothing to do for other containers. */
 int rrt_image_forget(const struct rrt_global *g, const char *id, struct rrt_error *err);
 
+/* `images`: the recorded images, as `podman images` prints them. */
+struct rrt_images_opts {
+  bool quiet, no_trunc, json, noheading;
+};
+int rrt_images_print(const char *store, const struct rrt_images_opts *o, struct rrt_error *err);
+/* `rmi NAME...` (or all): a name of an image that has others is untagged; otherwise the image's
+ * record goes, with its layers no other image and no container (of root) uses. An image a
+ * container uses is refused, naming it, unless force (then its layers stay while used). */
+int rrt_images_remove(const char *store, const char *root, char *const *refs, size_t n, bool all,
+                      bool force, struct rrt_error *err);
+/* `store prune`: the images without a name, then the layers and blobs no image and no container
+ * (of root) uses. */
+int rrt_store_prune(const char *store, const char *root, struct rrt_error *err);
+
 /* `store ls`: what the store holds (images, layers, containers' kept changes) with sizes. */
 int rrt_store_list(const char *store, struct rrt_error *err);
-/* `store rm NAME`: a container's kept changes, a layer (sha256:HEX) or an image record. A
- * container that still exists under root keeps its directory. */
-int rrt_store_remove(const char *store, const char *root, const char *name, struct rrt_error *err);
+/* `store rm NAME`: a container's kept changes, or a layer (sha256:HEX). A container that still
+ * exists under root keeps its directory; a layer an image record or a container uses is refused
+ * naming it (force: an image's layer goes all the same; the image then counts as missing, and
+ * the next run pulls or imports it again). */
+int rrt_store_remove(const char *store, const char *root, const char *name, bool force,
+                     struct rrt_error *err);
 
 /* The store directory: --storage, else $XDG_DATA_HOME/rootlessrt, else ~/.local/share/rootlessrt.
  */

@@ -389,6 +389,35 @@ has_line "$(cat "$T_WORK/agent.out" 2>/dev/null)" '^fds=1$' "notify: the agent r
 like "$(tail -n 1 "$T_WORK/agent.out" 2>/dev/null)" '"fds": \["seccompFd"\].*"metadata": "rrt-test".*"state": \{.*"id": "'"$cid"'"' \
   "notify: containerProcessState with fds, metadata and the container's state"
 
+# listenerPath and no SCMP_ACT_NOTIFY rule (issue 27, item 5): the agent still gets its one
+# connection, the state and a listener, as with crun; it is never left waiting for nothing.
+rm -f "$agent_sock" "$T_WORK/agent.out" "$T_WORK/agent.out.ready"
+"$PY" "$CONFINE_DIR/notify-agent.py" "$agent_sock" "$T_WORK/agent.out" &
+agent=$!
+wait_until 10 test -e "$T_WORK/agent.out.ready"
+crun '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", listenerPath: $s, listenerMetadata: "m2"}' \
+  --arg s "$agent_sock" -- rrt-probe syscall getpid
+is "$rc:$out" "0:ok" "listenerPath without a notify rule: the process runs"
+wait_until 10 test -s "$T_WORK/agent.out"
+kill "$agent" 2>/dev/null
+wait "$agent" 2>/dev/null
+has_line "$(cat "$T_WORK/agent.out" 2>/dev/null)" '^fds=1$' "listenerPath without a notify rule: the agent is connected to and gets a listener"
+like "$(tail -n 1 "$T_WORK/agent.out" 2>/dev/null)" '"metadata": "m2".*"state": \{.*"id": "'"$cid"'"' \
+  "and the containerProcessState with its metadata and the container's state"
+
+# A syscall newer than every one the profile names gets ENOSYS, not the default errno (issue 27,
+# item 5; runc's patchbpf): podman's profile with the default EPERM (its own defaultErrnoRet is
+# ENOSYS already). One below the highest it names keeps EPERM. A profile that allows by default
+# has no such check: a syscall the kernel lacks is its ENOSYS anyway.
+crun '.linux.seccomp = ($p[0] | del(.defaultErrnoRet))' --slurpfile p "$CONFINE_DIR/podman-default.json" \
+  -- sh -c 'rrt-probe rawsyscall 1000; rrt-probe rawsyscall 248; true'
+is "$rc:$(paste -sd, <<<"$out")" "0:ENOSYS,EPERM" \
+  "default EPERM: syscall 1000 (newer than the profile) gets ENOSYS, add_key (248, unlisted, older) EPERM"
+crun '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["getpid"], action: "SCMP_ACT_ERRNO"}]}' \
+  -- sh -c 'rrt-probe rawsyscall 1000; rrt-probe rawsyscall 39; rrt-probe rawsyscall 110; true'
+is "$(paste -sd, <<<"$out")" "ENOSYS,EPERM,ok" \
+  "default ALLOW: syscall 1000 is the kernel's ENOSYS, getpid refused, getppid (above it) runs"
+
 crun '.linux.seccomp = $p[0]' --slurpfile p "$CONFINE_DIR/kill-getpid.json" -- rrt-probe syscall getpid
 is "$rc" 159 "kill-getpid: the process dies of SIGSYS, run exits 128+31"
 is "$out" "" "and prints nothing (it died in the syscall)"
@@ -420,6 +449,20 @@ failed_run "an unknown seccomp action" 'linux\.seccomp.*SCMP_ACT_NOPE' \
 failed_run "an unknown comparison" 'linux\.seccomp.*SCMP_CMP_NOPE' \
   '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["socket"],
     action: "SCMP_ACT_ERRNO", args: [{index: 0, value: 2, op: "SCMP_CMP_NOPE"}]}]}'
+
+# ---------------------------------------------------------------- sysctls against the names
+
+# kernel.hostname and kernel.domainname are what hostname and domainname set: a sysctl that says
+# otherwise is refused at create, in one line naming the key (issue 27, item 5). One that says
+# the same, or either key without its field (Docker's --domainname), passes the check.
+failed_create "kernel.hostname against hostname" \
+  '^rootlessrt: linux\.sysctl "kernel\.hostname": "other" contradicts hostname "rootlessrt" \(set one of them\)$' \
+  '.hostname = "rootlessrt" | .linux.sysctl = {"kernel.hostname": "other"}'
+failed_create "kernel.domainname against domainname" \
+  '^rootlessrt: linux\.sysctl "kernel\.domainname": "foo" contradicts domainname "bar" \(set one of them\)$' \
+  '.domainname = "bar" | .linux.sysctl = {"kernel.domainname": "foo"}'
+# (Taken, they are written as any sysctl: rootless the kernel refuses the write, /proc/sys/kernel
+# being the host root's; the unit test test_sysctl checks which are taken.)
 
 # ---------------------------------------------------------------- the seccomp filter cache
 

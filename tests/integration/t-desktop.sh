@@ -2,8 +2,8 @@
 # t-desktop.sh: the desktop `run` as a podman user expects it: registry image names (with the
 # desktop flags before them) take the desktop form and say what to write instead, a
 # docker-archive NAME with '/' (podman saves localhost/NAME:TAG), --read-only-tmpfs, exit
-# statuses 127/126 for a missing or non-executable command, and an image of another
-# architecture refused with both names.
+# statuses 127/126 for a missing or non-executable command (and only for it), `run --rm / sh`
+# refused saying why, and an image of another architecture refused with both names.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
@@ -57,6 +57,13 @@ like "$rc:$err" '^127:rootlessrt: run: the container.s command was not found: .*
 run drun --rm "$base" /etc/passwd
 like "$rc:$err" '^126:rootlessrt: run: the container.s command cannot be executed: .*/etc/passwd.*ermission denied' "a non-executable command exits 126 and names it"
 is "$(ls -A "$RRT_ROOT/.run" 2>/dev/null)" "" "they leave no bundle"
+
+# The host's root as a toolbox: its mounts are locked to it in the user namespace, so no overlay
+# can take it as a layer; said plainly (it was "the container's command was not found", 127).
+run drun --rm / sh -c true
+fails_naming "^rootlessrt: run: / cannot be a container's copy-on-write root: filesystems are mounted under it \(/[^)]*\), and in a rootless run's user namespace those mounts are locked to it" \
+  "run --rm / sh: refused, saying why (the mounts under /), exit 1"
+is "$(printf '%s\n' "$err" | wc -l):$(ls -A "$RRT_ROOT/.run" 2>/dev/null)" "1:" "... one line, no bundle left"
 
 # ---------------------------------------------------------------- images
 

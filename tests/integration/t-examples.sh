@@ -2,9 +2,9 @@
 # t-examples.sh: the shell examples of README.md and docs/ as a user pastes them. Each block is
 # marked: ```sh runnable blocks are run here, each in a directory of its own, with a scratch
 # HOME and XDG_RUNTIME_DIR, the built rootlessrt first in PATH and the inputs the examples name
-# made by the test (alpine.tar: an OCI archive, img.tar: a docker-archive, layout/: an OCI
-# layout tagged latest, all of a busybox image whose command is /bin/sh, from contrib/mkimage.py;
-# rootfs/: a busybox root directory), on a terminal (ptyrun) whose every shell prompt "# " is
+# made by the test (alpine.tar: an OCI archive, img.tar and busybox.tar: docker-archives, the
+# second tagged busybox:latest, layout/: an OCI layout tagged latest, all of a busybox image
+# whose command is /bin/sh, from contrib/mkimage.py; rootfs/: a busybox root directory), on a terminal (ptyrun) whose every shell prompt "# " is
 # answered with a command and `exit`; a block right after <!-- not run: REASON --> is not, and
 # the reason is printed. A shell block with neither mark, or a block with no language, fails.
 # Each run must exit 0, every interactive shell must have run the answer, and nothing may be
@@ -79,6 +79,19 @@ command -v busybox >/dev/null || bail_out "busybox is not installed (contrib/ins
 IMG=$T_WORK/img
 "$PY" "$CONTRIB_DIR/mkimage.py" "$IMG" --shell >"$T_WORK/mkimage.log" 2>&1 ||
   bail_out "contrib/mkimage.py failed: $(cat "$T_WORK/mkimage.log")"
+# busybox.tar: the docker-archive with the RepoTags `docker save busybox` writes.
+"$PY" - "$IMG/docker.tar" "$IMG/busybox.tar" <<'EOF' || bail_out "cannot retag the docker-archive"
+import io, json, sys, tarfile
+with tarfile.open(sys.argv[1]) as src, tarfile.open(sys.argv[2], "w") as dst:
+    for m in src.getmembers():
+        data = src.extractfile(m).read()
+        if m.name == "manifest.json":
+            j = json.loads(data)
+            j[0]["RepoTags"] = ["busybox:latest"]
+            data = json.dumps(j).encode()
+            m.size = len(data)
+        dst.addfile(m, io.BytesIO(data))
+EOF
 ROOTFS=$T_WORK/rootfs
 mkdir -p "$ROOTFS/bin" "$ROOTFS/etc" "$ROOTFS/tmp" "$ROOTFS/proc" "$ROOTFS/dev" "$ROOTFS/sys"
 cp "$(command -v busybox)" "$ROOTFS/bin/busybox"
@@ -97,6 +110,7 @@ while IFS=$'\t' read -r file line _ script; do
   chmod 0700 "$d/run"
   cp "$IMG/oci.tar" "$d/alpine.tar"
   cp "$IMG/docker.tar" "$d/img.tar"
+  cp "$IMG/busybox.tar" "$d/busybox.tar"
   cp -r "$IMG/oci" "$d/layout"
   cp -a "$ROOTFS" "$d/rootfs"
   run env -i -C "$d" HOME="$d/home" XDG_RUNTIME_DIR="$d/run" LC_ALL=C TERM=dumb \

@@ -70,9 +70,9 @@ fail_case() {
   is "$rc" 1 "$tag: $cmd exits 1"
   [ -n "$ipid" ] || ipid=$(awk '$1 == "prestart" {print $3}' "$b/log/log" 2>/dev/null)
   case $mode in
-    exit1) want="exited with status 1: fail-hook: failing on purpose with status 1" ;;
-    signal) want="killed by signal SIGKILL" ;;
-    sleep) want="timed out after 1s" ;;
+    exit1) want="error running hook: exited with status 1: fail-hook: failing on purpose with status 1" ;;
+    signal) want="error running hook: killed by signal SIGKILL (killed)" ;;
+    sleep) want="error running hook: timed out after 1s" ;;
     missing) want="exec: No such file or directory" ;;
     noexec) want="exec: Permission denied" ;;
   esac
@@ -141,7 +141,7 @@ wait_status "$id" stopped 10
 phase "$b" delete
 run rrt delete "$id"
 is "$rc" 0 "a failing poststop hook: delete still exits 0"
-contains "$err" "poststop hook #1 ($HOOKS_DIR/fail-hook.sh): exited with status 1" \
+contains "$err" "poststop hook #1 ($HOOKS_DIR/fail-hook.sh): error running hook: exited with status 1" \
   "a failing poststop hook: a warning names kind, index and path"
 like "$err" '[Ww]arn' "a failing poststop hook: the message is a warning"
 contains "$err" "poststop hook #2 ($b/no-such-hook.sh)" "a missing poststop hook: a warning names it too"

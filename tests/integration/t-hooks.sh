@@ -256,7 +256,7 @@ rrt delete -f "$id" >/dev/null 2>&1
 cfg "$b" 'del(.hooks.createRuntime[0].args)'
 run rrt create -b "$b" "$id"
 is "$rc" 1 "no args on a busybox link named false: argv[0] is the path (false)"
-contains "$err" "createRuntime hook #0 ($T_WORK/bb/false): exited with status 1" "and the error says so"
+contains "$err" "createRuntime hook #0 ($T_WORK/bb/false): error running hook: exited with status 1" "and the error says so"
 rrt delete -f "$id" >/dev/null 2>&1
 
 # The timeout is the configured one, and says so.
@@ -267,7 +267,7 @@ t0=$(date +%s%N)
 run rrt create -b "$b" "$id"
 ms=$((($(date +%s%N) - t0) / 1000000))
 is "$rc" 1 "a hook over its 2 s timeout fails create"
-contains "$err" "createRuntime hook #0 ($HOOKS_DIR/fail-hook.sh): timed out after 2s" "the error says after how long"
+contains "$err" "createRuntime hook #0 ($HOOKS_DIR/fail-hook.sh): error running hook: timed out after 2s" "the error says after how long"
 if [ "$ms" -ge 1900 ] && [ "$ms" -le 5000 ]; then
   pass "the 2 s timeout is honoured (create took $ms ms)"
 else
@@ -347,7 +347,7 @@ id=$(new_id tail)
 run rrt create -b "$b" "$id"
 is "$rc" 1 "a hook that writes 500 lines of stderr and fails"
 # The hook's stderr is shown as it comes too; the error is the last line and what follows.
-msg=${err##*"(${HOOKS_DIR}/say-hook.sh): exited with status 1: "}
+msg=${err##*"(${HOOKS_DIR}/say-hook.sh): error running hook: exited with status 1: "}
 contains "$msg" "filler line 499 of the-last-words"$'\n'"the-last-words-err" "the error ends with the tail of its stderr"
 unlike "$msg" 'filler line 0 of|the-last-words-out' "but not its head, nor its stdout"
 if [ "${#msg}" -le 1100 ] && [ "${#msg}" -ge 500 ]; then
@@ -451,7 +451,7 @@ run_fail() { # run_fail KIND: `run` with hooks.KIND = [log-hook.sh, fail-hook.sh
   phase "$b" run
   run rrt run -b "$b" "$id"
   is "$rc" 1 "run with a failing $kind hook exits 1"
-  contains "$err" "$kind hook #1 ($path): exited with status 1: fail-hook: failing on purpose" \
+  contains "$err" "$kind hook #1 ($path): error running hook: exited with status 1: fail-hook: failing on purpose" \
     "run: the error names $kind, index and path"
   has_line "$(cat "$b/log/log" 2>/dev/null)" '^poststop stopped [0-9]+ run$' "run: poststop ran after the failing $kind hook"
   run rrt state "$id"

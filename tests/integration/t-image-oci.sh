@@ -208,6 +208,23 @@ sed -i 's/schemaVersion/schemaVersioN/' "$T_WORK/corrupt/blobs/sha256/$m"
 run drun --rm "oci:$T_WORK/corrupt"
 like "$rc:$err" "^1:.*manifest sha256:$m: digest mismatch" "a changed manifest: refused"
 
+# A docker-archive whose layer.tar is not its diff_id, while the store holds that diff_id (the
+# same image ran before): refused all the same, never run from the stored layer.
+mkdir "$T_WORK/dcorrupt"
+tar -C "$T_WORK/dcorrupt" -xf "$IMG/docker.tar"
+dlayer=$(jq -r '.[0].Layers[-1]' "$T_WORK/dcorrupt/manifest.json")
+ddiff=$(jq -r '.rootfs.diff_ids[-1] | sub("sha256:"; "")' "$T_WORK/dcorrupt/$(jq -r '.[0].Config' "$T_WORK/dcorrupt/manifest.json")")
+chmod u+w "$T_WORK/dcorrupt/$dlayer"
+# The last byte of the tar's end-of-archive padding: the tar still reads the same.
+printf 'X' | dd of="$T_WORK/dcorrupt/$dlayer" bs=1 seek=$(($(stat -c %s "$T_WORK/dcorrupt/$dlayer") - 1)) conv=notrunc 2>/dev/null
+(cd "$T_WORK/dcorrupt" && tar -cf "$T_WORK/dcorrupt.tar" -- *)
+ok "the store holds that diff_id" test -d "$STORE/layers/sha256/$ddiff"
+run drun --rm "docker-archive:$T_WORK/dcorrupt.tar" true
+like "$rc:$err" "^1:rootlessrt: run: docker-archive:.*layer ${dlayer//./\\.}: digest mismatch: expected sha256:$ddiff" \
+  "docker-archive: a layer.tar that is not its diff_id is refused though the store holds the layer"
+is "$(printf '%s\n' "$err" | wc -l)" 1 "... in one line"
+ok "... and the stored layer stays" test -d "$STORE/layers/sha256/$ddiff"
+
 mkdir -p "$T_WORK/outside"
 for kind in dotdot absolute symlink device; do
   /usr/bin/python3 "$CONTRIB_DIR/mkimage.py" "$T_WORK/evil-$kind" --evil "$kind" --outside "$T_WORK/outside"

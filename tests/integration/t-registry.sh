@@ -145,7 +145,7 @@ done
 pull() { rrt pull --storage "$STORE" "$@"; }
 drun() { rrt run --rm --storage "$STORE" "$@"; }
 layers_in_store() { find "$STORE/layers/sha256" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
-drop_layer() { rrt store --storage "$STORE" rm "sha256:$1" >/dev/null 2>&1; }
+drop_layer() { rrt store --storage "$STORE" rm --force "sha256:$1" >/dev/null 2>&1; }
 drop_layers() {
   local l
   for l in "$STORE"/layers/sha256/*; do [ -e "$l" ] && drop_layer "$(basename "$l")"; done
@@ -309,6 +309,9 @@ insecure = true
 EOF
 run pull rrt/bb:plain
 is "$rc:$err" "0:" "a short name through unqualified-search-registries (insecure = true: http)"
+run rrt images --storage "$STORE"
+has_line "$out" "^${R//./\\.}/rrt/bb +plain +[0-9a-f]{12} " \
+  "... recorded by the name it was found under (the search registry's)"
 run drun "docker://example.invalid/mirrored/bb:plain"
 is "$rc:$out$err" "0:plain" "[[registry]] prefix/location, after a mirror that is down"
 : >"$CONTAINERS_REGISTRIES_CONF"
@@ -663,7 +666,7 @@ if [ -n "${RRT_ROOT_SETUP:-}" ] && [ -r "$RRT_ROOT_SETUP/env" ]; then
   small_clear() {
     local l
     for l in "$SMALL"/layers/sha256/*; do
-      [ -e "$l" ] && rrt store --storage "$SMALL" rm "sha256:$(basename "$l")" >/dev/null 2>&1
+      [ -e "$l" ] && rrt store --storage "$SMALL" rm --force "sha256:$(basename "$l")" >/dev/null 2>&1
     done
   }
   for ((k = 1; k <= ${FULL_RUNS:-1}; k++)); do
@@ -690,5 +693,23 @@ if [ -n "${RRT_ROOT_SETUP:-}" ] && [ -r "$RRT_ROOT_SETUP/env" ]; then
 else
   skip "no small filesystem to fill: ${RRT_ROOT_SETUP_SKIP:-the tests do not run as root, so the harness cannot mount one (root-setup/t-registry.sh)}" 3
 fi
+
+# ---------------------------------------------------------------- kept by name, run offline
+
+run pull --tls-verify=false "docker://$R/rrt/bb:plain"
+run rrt images --storage "$STORE"
+has_line "$out" "^${R//./\\.}/rrt/bb +plain +[0-9a-f]{12} " "images: a pull is recorded by its name"
+kill -9 "$REG_PID" 2>/dev/null
+wait "$REG_PID" 2>/dev/null
+run drun "$R/rrt/bb:plain"
+is "$rc:$out" "0:plain" "run NAME with the registry gone: the stored image (podman's --pull=missing)"
+run drun --pull=newer "$R/rrt/bb:plain"
+is "$rc:$out" "0:plain" "--pull=newer with the registry gone: the stored image..."
+like "$err" "warning: run: .*the registry could not be asked" "... saying so"
+run drun --tls-verify=false "docker://$R/rrt/bb:plain"
+fails_naming "^rootlessrt: run: docker://${R//./\\.}/rrt/bb:plain: " \
+  "docker://REF names its registry: asked each time (here gone: refused)"
+run drun --pull=missing --tls-verify=false "docker://$R/rrt/bb:plain"
+is "$rc:$out" "0:plain" "docker://REF --pull=missing: the stored image"
 
 done_testing

@@ -205,8 +205,8 @@ static void test_failures(void)
   cleanup_free char *msg = NULL;
   struct rrt_hook h = {.path = fail};
   is_int(run_one(RRT_HOOK_CREATE_RUNTIME, h, "{}", &msg), -1, "failing hook fails");
-  cleanup_free char *want =
-      xasprintf("createRuntime hook #0 (%s): exited with status 3: oops: it broke", fail);
+  cleanup_free char *want = xasprintf(
+      "createRuntime hook #0 (%s): error running hook: exited with status 3: oops: it broke", fail);
   is_str(msg, want, "message names kind, index, path, status and stderr");
 
   /* A long stderr: only its end is kept, starting at a line. */
@@ -244,7 +244,9 @@ static void test_failures(void)
   msg = NULL;
   is_int(run_one(RRT_HOOK_START_CONTAINER, hs, "{}", &msg), -1, "self-killing hook fails");
   free(want);
-  want = xasprintf("startContainer hook #0 (%s): killed by signal SIGTERM", sig);
+  want = xasprintf(
+      "startContainer hook #0 (%s): error running hook: killed by signal SIGTERM (terminated)",
+      sig);
   is_str(msg, want, "killed by signal, even though the runtime ignores SIGTERM");
   cleanup_free char *sig_got = slurp(sig_out, NULL);
   ok(sig_got && strstr(sig_got, "SigBlk:\t0000000000000000"),
@@ -282,7 +284,8 @@ static void test_timeouts(void)
   is_int(run_one(RRT_HOOK_CREATE_RUNTIME, h, "{}", &msg), -1, "slow hook fails");
   double dt = now_s() - t0;
   ok(dt >= 0.9 && dt < 2.0, "timeout 1 returns after ~1s (%.2fs)", dt);
-  cleanup_free char *want = xasprintf("createRuntime hook #0 (%s): timed out after 1s", slow);
+  cleanup_free char *want =
+      xasprintf("createRuntime hook #0 (%s): error running hook: timed out after 1s", slow);
   is_str(msg, want, "timeout message");
   pid_t pid = read_pid(pid_out);
   ok(pid > 0 && process_gone(pid), "the timed-out hook process is gone");
@@ -333,8 +336,8 @@ static void test_order_and_poststop(void)
          "second of three hooks fails");
   cleanup_free char *got = slurp(seq, NULL);
   is_str(got, "12", "hooks run in order and the first failure stops the rest");
-  cleanup_free char *want =
-      xasprintf("createRuntime hook #1 (%s): exited with status 7: second failed", p2);
+  cleanup_free char *want = xasprintf(
+      "createRuntime hook #1 (%s): error running hook: exited with status 7: second failed", p2);
   is_str(msg, want, "the failing hook's index is named");
 
   unlink(seq);

@@ -1,13 +1,16 @@
 /* test_image.c: the desktop `run` form is told from the runc form; digests; the generated
  * config. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "../../image/digest.h"
 #include "../../image/internal.h"
 #include "rootlessrt/image.h"
+#include "rootlessrt/util.h"
 #include "tap.h"
 
 static bool desktop(const char *line)
@@ -22,9 +25,33 @@ static bool desktop(const char *line)
   return r;
 }
 
+/* The runc form's cases run in a directory with a config.json (a bundle here), the no-bundle
+ * cases in one without. */
+static char bundle_dir[] = "/tmp/rrt-test-image-XXXXXX", empty_dir[] = "/tmp/rrt-test-empty-XXXXXX";
+
+static void die(const char *what)
+{
+  printf("Bail out! %s\n", what);
+  exit(1);
+}
+
+static void in_dir(const char *d)
+{
+  if (chdir(d) < 0)
+    die("chdir");
+}
+
 static void test_forms(void)
 {
-  ok(!desktop("run myid"), "run ID: the runc form");
+  if (!mkdtemp(bundle_dir) || !mkdtemp(empty_dir))
+    die("mkdtemp");
+  char *cfg = xasprintf("%s/config.json", bundle_dir);
+  FILE *f = fopen(cfg, "w");
+  if (!f)
+    die("config.json");
+  fclose(f);
+  in_dir(bundle_dir);
+  ok(!desktop("run myid"), "run ID with a config.json here: the runc form");
   ok(!desktop("run -b ./bundle myid"), "run -b ./bundle ID: the bundle's '/' is a flag value");
   ok(!desktop("run --bundle=./b -d myid"), "run --bundle=./b -d ID");
   ok(!desktop("run --pid-file /tmp/p --console-socket /s/sock myid"), "values of runc flags");
@@ -36,12 +63,54 @@ static void test_forms(void)
   ok(desktop("run docker-archive:img.tar"), "docker-archive:");
   ok(desktop("run -e A=1 -v /a:/b -w /x --name n ./r"), "values of desktop flags skipped");
   ok(desktop("run -ite FOO=1 ./r"), "a cluster of short flags ending with one that takes a value");
-  ok(!desktop("run -e ./notimage myid"), "a value with '/' is not the operand");
+  ok(desktop("run -e ./notimage myid"),
+     "-e: a desktop flag (its value with '/' is not the operand)");
+  ok(!desktop("run -d -p 8080:80 myid"), "-d, -p: flags of both forms");
   ok(desktop("run -- ./r cmd"), "-- then the image");
   ok(desktop("run debian:12"), "run NAME:TAG: a registry name");
   ok(desktop("run --rm -it -e A=1 debian:12 true"), "desktop flags before a registry name");
   ok(desktop("run --read-only --read-only-tmpfs=false x:1"), "--read-only-tmpfs=V before it");
   ok(!desktop("run my-container_1.2"), "a container id with '.', '-', '_' stays the runc form");
+  ok(desktop("run --rm busybox echo hi"), "--rm: a flag only the desktop form has");
+  ok(desktop("run -it alpine"), "-it: likewise");
+  ok(desktop("run --pull=never alpine"), "--pull=V: likewise");
+  in_dir(empty_dir);
+  ok(desktop("run busybox echo hi"), "no config.json here: a bare word is an image");
+  ok(desktop("run -d myid"), "... also after -d");
+  ok(!desktop("run -b ./bundle myid"), "-b names the bundle: the runc form");
+  ok(!desktop("run --bundle=/x myid"), "--bundle=DIR: the runc form");
+  ok(!desktop("run"), "no operand: the runc form (and its error)");
+  unlink(cfg);
+  free(cfg);
+  rmdir(bundle_dir);
+  rmdir(empty_dir);
+}
+
+static void test_normalize(void)
+{
+  static const struct {
+    const char *in;
+    bool hub;
+    const char *want;
+  } cases[] = {
+      {"busybox", true, "docker.io/library/busybox:latest"},
+      {"busybox:1.36", true, "docker.io/library/busybox:1.36"},
+      {"team/app", true, "docker.io/team/app:latest"},
+      {"docker.io/alpine", false, "docker.io/library/alpine:latest"},
+      {"latest", false, "localhost/latest:latest"},
+      {"localhost/rrt-test:latest", true, "localhost/rrt-test:latest"},
+      {"quay.io:443/x/y", false, "quay.io:443/x/y:latest"},
+      {"a@sha256:0123456789abcdef0123456789abcdef", false,
+       "localhost/a@sha256:0123456789abcdef0123456789abcdef"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char *got = rrt_image_name_normalize(cases[i].in, cases[i].hub);
+    ok(got && strcmp(got, cases[i].want) == 0, "normalize %s (%s): %s", cases[i].in,
+       cases[i].hub ? "Docker's" : "podman's", got ? got : "(null)");
+    free(got);
+  }
+  ok(rrt_image_name_normalize("UPPER:1", true) == NULL, "not a name: NULL");
+  ok(rrt_image_name_normalize("evil\x1b]0;x\a:latest", true) == NULL, "control bytes: NULL");
 }
 
 static bool name(const char *s, bool want_qualified)
@@ -134,6 +203,7 @@ int main(void)
 {
   test_forms();
   test_names();
+  test_normalize();
   test_progress();
   test_digest();
   test_config();

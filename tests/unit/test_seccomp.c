@@ -2,6 +2,7 @@
  * errors of a bad profile, and SCMP_ACT_NOTIFY's listener. */
 #include <errno.h>
 #include <json-c/json.h>
+#include <poll.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -260,10 +261,198 @@ static void test_seccomp_notify(void)
   rrt_seccomp_filter_free(f);
 }
 
+/* ---- ENOSYS for syscalls newer than the profile (issue 27, item 5) ---- */
+
+#define X32_BIT 0x40000000L
+
+/* errno of a raw syscall, with no libc call around it that could make another one. */
+static const char *raw(long nr)
+{
+  long r = syscall(nr, 0, 0, 0);
+  return r >= 0 ? "ok" : errname(errno);
+}
+
+#if defined(__x86_64__)
+/* The same number through the i386 entry (int 0x80): seccomp sees AUDIT_ARCH_I386. */
+static const char *raw_i386(long nr)
+{
+  long r;
+  __asm__ volatile("int $0x80" : "=a"(r) : "a"(nr) : "memory", "rcx", "r11");
+  return r >= 0 ? "ok" : errname((int)-r);
+}
+#endif
+
+/* Every syscall first, then one write(2) of the results from a stack buffer: under a profile that
+ * denies all but write and exit, nothing else may run. */
+static int probe_newer(int out)
+{
+  char buf[256];
+  int n = snprintf(buf, sizeof(buf), "1000=%s getppid=%s", raw(1000), raw(SYS_getppid));
+#if defined(__x86_64__)
+  const char *x32 = raw(X32_BIT | 1000), *i386_new = raw_i386(1000), *i386_getpid = raw_i386(20);
+  n += snprintf(buf + n, sizeof(buf) - (size_t)n, " x32-1000=%s i386-1000=%s i386-getpid=%s", x32,
+                i386_new, i386_getpid);
+#endif
+  if (write(out, buf, (size_t)n) < 0)
+    return 4;
+  return 0;
+}
+
+static int probe_getppid(int out)
+{
+  say(out, "getppid=%s 1000=%s", raw(SYS_getppid), raw(1000));
+  return 0;
+}
+
+static void check_newer(const struct rrt_seccomp *sc, const char *cache, const char *want,
+                        const char *what)
+{
+  char *out = NULL;
+  struct rrt_seccomp_filter *f = compile_ok(sc, cache, what);
+  struct probe p = {f, sc, probe_newer};
+  int st = f ? in_child(load_child, &p, &out) : -1;
+  ok(exited0(st), "seccomp: %s: the child lives (status %#x)", what, st);
+  is_str(out ? out : "", want, "seccomp: %s", what);
+  free(out);
+  rrt_seccomp_filter_free(f);
+}
+
+static void test_seccomp_enosys(void)
+{
+  /* Only what the probe needs: write to report, exit to end. The highest of them (exit_group:
+   * 231 on x86_64, 252 on i386) bounds what the profile knows. */
+  struct rrt_seccomp_syscall allow[] = {
+      {.names = STRV("write", "exit", "exit_group"), .action = "SCMP_ACT_ALLOW"}};
+  struct rrt_seccomp sc = {.default_action = "SCMP_ACT_ERRNO",
+                           .architectures =
+                               STRV("SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"),
+                           .syscalls = allow,
+                           .n_syscalls = 1};
+#if defined(__x86_64__)
+  const char *want = "1000=ENOSYS getppid=EPERM x32-1000=ENOSYS i386-1000=ENOSYS i386-getpid=EPERM";
+#else
+  const char *want = "1000=ENOSYS getppid=EPERM";
+#endif
+  check_newer(&sc, NULL, want,
+              "default errno: a number above every named one gets ENOSYS, on x86_64, x32 "
+              "and i386; an unnamed one below keeps the default errno");
+
+  /* Cached: the program the cache holds has the check too. */
+  char dir[] = "/tmp/rrt-seccomp-enosys-XXXXXX";
+  if (!mkdtemp(dir))
+    abort();
+  char *cache = xasprintf("%s/cache", dir);
+  sc.canonical_json = "{\"defaultAction\":\"SCMP_ACT_ERRNO\",\"test\":\"enosys\"}";
+  check_newer(&sc, cache, want, "compiled into the cache: ENOSYS as above");
+  check_newer(&sc, cache, want, "loaded from the cache: ENOSYS as above");
+  sc.canonical_json = NULL;
+  char *rm = xasprintf("rm -rf '%s'", dir);
+  ok(system(rm) == 0, "seccomp: cache directory removed");
+  free(rm);
+  free(cache);
+
+  /* A kill default: a newer syscall is answered ENOSYS, it does not kill. */
+  sc.default_action = "SCMP_ACT_KILL_PROCESS";
+  sc.architectures = NO_STRV;
+  struct rrt_seccomp_syscall kill_rest[] = {
+      {.names = STRV("write", "exit", "exit_group", "getppid", "brk", "mmap", "munmap"),
+       .action = "SCMP_ACT_ALLOW"}};
+  sc.syscalls = kill_rest;
+  struct rrt_seccomp_filter *f = compile_ok(&sc, NULL, "kill default");
+  struct probe p = {f, &sc, probe_getppid};
+  char *out = NULL;
+  int st = in_child(load_child, &p, &out);
+  ok(exited0(st) && strcmp(out, "getppid=ok 1000=ENOSYS") == 0,
+     "seccomp: kill default, native arch only: the newer syscall gets ENOSYS, no SIGSYS (status "
+     "%#x, %s)",
+     st, out);
+  free(out);
+  rrt_seccomp_filter_free(f);
+
+  /* ALLOW default: no check, a syscall above the named ones reaches the kernel. */
+  struct rrt_seccomp_syscall deny_getpid[] = {
+      {.names = STRV("getpid"), .action = "SCMP_ACT_ERRNO"}};
+  struct rrt_seccomp as = {
+      .default_action = "SCMP_ACT_ALLOW", .syscalls = deny_getpid, .n_syscalls = 1};
+  f = compile_ok(&as, NULL, "allow default");
+  p = (struct probe){f, &as, probe_getppid};
+  st = in_child(load_child, &p, &out);
+  ok(exited0(st) && strcmp(out, "getppid=ok 1000=ENOSYS") == 0,
+     "seccomp: allow default: getppid (above getpid, the one named) still runs (%s)", out);
+  free(out);
+  rrt_seccomp_filter_free(f);
+}
+
+/* linux.seccomp.listenerPath without any SCMP_ACT_NOTIFY rule: the agent still gets its one
+ * connection, the state and a listener, never a wait for nothing (issue 27, item 5). */
+static void test_seccomp_listener_only(void)
+{
+  char dir[] = "/tmp/rrt-confine-listener-XXXXXX";
+  if (!mkdtemp(dir))
+    abort();
+  char *sock_path = xasprintf("%s/agent.sock", dir);
+  int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", sock_path);
+  if (bind(ls, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(ls, 1) < 0)
+    abort();
+  struct rrt_seccomp sc = {.default_action = "SCMP_ACT_ALLOW", .listener_path = sock_path};
+  struct rrt_seccomp_filter *f = compile_ok(&sc, NULL, "listenerPath without a notify rule");
+  struct notify_arg na = {f, &sc, ls};
+  pid_t pid;
+  int rfd = child_start(notify_child, &na, &pid);
+  rrt_seccomp_filter_release_listener(f);
+  /* Not blocking forever when nothing connects: the test gives it 10 s. */
+  struct pollfd pfd = {.fd = ls, .events = POLLIN};
+  int c = poll(&pfd, 1, 10000) == 1 ? accept4(ls, NULL, NULL, SOCK_CLOEXEC) : -1;
+  ok(c >= 0, "seccomp listener: the runtime connects to listenerPath");
+  char buf[4096] = {0};
+  union {
+    char b[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } ctl;
+  struct iovec iov = {buf, sizeof(buf) - 1};
+  struct msghdr msg = {
+      .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b)};
+  ssize_t got = c >= 0 ? recvmsg(c, &msg, MSG_CMSG_CLOEXEC) : -1;
+  int fd = -1;
+  struct cmsghdr *cm = got > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
+  if (cm && cm->cmsg_type == SCM_RIGHTS)
+    memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+  ok(fd >= 0, "seccomp listener: one fd (a listener) arrives");
+  while (got > 0 && (size_t)got < sizeof(buf) - 1) {
+    ssize_t more = read(c, buf + got, sizeof(buf) - 1 - (size_t)got);
+    if (more <= 0)
+      break;
+    got += more;
+  }
+  struct json_object *o = json_tokener_parse(buf), *v = NULL, *st = NULL;
+  ok(o && json_object_object_get_ex(o, "state", &st) && json_object_object_get_ex(st, "id", &v) &&
+         strcmp(json_object_get_string(v), "c1") == 0,
+     "seccomp listener: with the container's state (%s)", buf);
+  json_object_put(o);
+  char *out = NULL;
+  int status = child_finish(pid, rfd, &out);
+  ok(exited0(status) && strcmp(out, "mkdir=ok") == 0 && rmdir("/tmp/rrt-notify-never") == 0,
+     "seccomp listener: the process runs on, nothing is notified (%s)", out);
+  free(out);
+  if (fd >= 0)
+    close(fd);
+  if (c >= 0)
+    close(c);
+  close(ls);
+  unlink(sock_path);
+  rmdir(dir);
+  free(sock_path);
+  rrt_seccomp_filter_free(f);
+}
+
 int main(void)
 {
   test_seccomp_basic();
   test_seccomp_errors();
   test_seccomp_notify();
+  test_seccomp_enosys();
+  test_seccomp_listener_only();
   return tap_done();
 }

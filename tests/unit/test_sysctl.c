@@ -95,9 +95,49 @@ static void against_the_plan(void)
   free(msg);
 }
 
+/* kernel.hostname and kernel.domainname against hostname and domainname (issue 27, item 5). */
+static void against_the_names(void)
+{
+  static const struct {
+    const char *json;
+    int want;
+    const char *what;
+    const char *says;
+  } cases[] = {
+      {CFG(",\"hostname\":\"h\",\"linux\":{\"sysctl\":{\"kernel.hostname\":\"other\"}}"), -1,
+       "kernel.hostname unlike hostname: refused",
+       "\"kernel.hostname\": \"other\" contradicts hostname \"h\""},
+      {CFG(",\"hostname\":\"h\",\"linux\":{\"sysctl\":{\"kernel/hostname\":\"other\"}}"), -1,
+       "written with slashes too", "\"kernel/hostname\": \"other\" contradicts hostname"},
+      {CFG(",\"domainname\":\"bar\",\"linux\":{\"sysctl\":{\"kernel.domainname\":\"foo\"}}"), -1,
+       "kernel.domainname unlike domainname: refused",
+       "\"kernel.domainname\": \"foo\" contradicts domainname \"bar\""},
+      {CFG(",\"domainname\":\"bar\",\"linux\":{\"sysctl\":{\"kernel.domainname\":\"\"}}"), -1,
+       "an empty kernel.domainname beside domainname: refused", "contradicts domainname"},
+      {CFG(",\"hostname\":\"h\",\"linux\":{\"sysctl\":{\"kernel.hostname\":\"h\"}}"), 0,
+       "kernel.hostname equal to hostname: taken", ""},
+      {CFG(",\"hostname\":\"h\",\"linux\":{\"sysctl\":{\"kernel.hostname\":\"h\\n\"}}"), 0,
+       "equal as the kernel keeps it (up to a newline): taken", ""},
+      {CFG(",\"linux\":{\"sysctl\":{\"kernel.domainname\":\"example.com\"}}"), 0,
+       "kernel.domainname without domainname (Docker's --domainname): taken", ""},
+      {CFG(",\"linux\":{\"sysctl\":{\"kernel.hostname\":\"x\"}}"), 0,
+       "kernel.hostname without hostname: taken", ""},
+      {CFG(",\"hostname\":\"h\",\"linux\":{\"sysctl\":{\"kernel.domainname\":\"d\"}}"), 0,
+       "kernel.domainname beside hostname only: taken", ""},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char *msg = NULL;
+    is_int(check(cases[i].json, CLONE_NEWUTS, NULL, 0, &msg), cases[i].want, "%s", cases[i].what);
+    if (cases[i].want < 0)
+      ok(strstr(msg, cases[i].says) && !strchr(msg, '\n'), "one line saying so: '%s'", msg);
+    free(msg);
+  }
+}
+
 int main(void)
 {
   classification();
   against_the_plan();
+  against_the_names();
   return tap_done();
 }
