@@ -76,6 +76,7 @@ PROBE := $(BUILD)/rrt-probe
 CONSOLE_RECV := $(BUILD)/console-recv
 PTYRUN := $(BUILD)/ptyrun
 ARCHIVE_NULL := $(BUILD)/rootlessrt-archive-null
+MAN_DIR := $(BUILD)/man
 
 .PHONY: all deps demo check check-asan unit integration bench lint format install clean fuzz podman-check \
         fuzz-build fuzz-replay \
@@ -165,7 +166,7 @@ $(ARCHIVE_NULL): tests/helper/rootlessrt-archive-null.c $(BUILD)/tests/unpack-ar
 unit: $(UNIT_BINS)
 	@sh tests/run-unit.sh $(UNIT_BINS)
 
-integration: all $(PROBE) $(CONSOLE_RECV) $(ARCHIVE_NULL)
+integration: all $(PROBE) $(CONSOLE_RECV) $(PTYRUN) $(ARCHIVE_NULL)
 	@bash tests/run-integration.sh $(abspath $(BUILD)/rootlessrt) $(abspath $(PROBE))
 
 # One summary line for everything: unit + integration.
@@ -179,7 +180,7 @@ check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g -fno-omit-frame-pointer" \
 	  SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" LINK_STATIC=0 \
 	  build-asan/rootlessrt build-asan/rootlessrt-net build-asan/rootlessrt-systemd build-asan/rootlessrt-pull $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BINS)) build-asan/rrt-probe \
-	  build-asan/console-recv build-asan/rootlessrt-archive-null \
+	  build-asan/console-recv build-asan/ptyrun build-asan/rootlessrt-archive-null \
 	  $(patsubst %,build-asan/fuzz/%,$(FUZZ_NAMES))
 	@RRT_ASAN=1 bash tests/run-all.sh build-asan
 
@@ -266,27 +267,34 @@ podman-check: all
 	@bash tests/podman-check.sh $(abspath $(BUILD)/rootlessrt)
 
 SHELL_SCRIPTS = $(shell git ls-files '*.sh' .ci/run contrib/hooks 2>/dev/null)
+DOC_PAGES = $(shell git ls-files README.md 'docs/*.md' 2>/dev/null)
 C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
 format:
 	clang-format -i $(C_FILES)
 
 # The dependency rules (no circle between files, folders only use the layers below them) are
-# checked on the objects themselves: contrib/depcheck.py.
-lint: $(LIB_OBJS) $(CLI_OBJS) $(NET_MAIN_OBJ) $(PULL_OBJS)
+# checked on the objects themselves: contrib/depcheck.py. contrib/linkcheck.py: every relative
+# link and #anchor of README.md and docs/ resolves, and every rootlessrt page a man page names.
+lint: $(LIB_OBJS) $(CLI_OBJS) $(NET_MAIN_OBJ) $(PULL_OBJS) $(MAN_DIR)/.made
 	@python3 contrib/depcheck.py $(BUILD)/obj
 	@clang-format --dry-run --Werror $(C_FILES)
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 	  --suppress=missingIncludeSystem -Iinclude $(C_FILES)
 	@shellcheck -x -S warning $(SHELL_SCRIPTS)
+	@python3 contrib/linkcheck.py --man $(MAN_DIR) $(DOC_PAGES)
 	@echo "lint: ok"
 
-# The man page: man/rootlessrt.1.in with each verb's `rootlessrt help VERB` text put in.
-man: $(BUILD)/rootlessrt.1
-$(BUILD)/rootlessrt.1: man/rootlessrt.1.in man/mkman.sh $(BUILD)/rootlessrt
-	sh man/mkman.sh $(BUILD)/rootlessrt $< >$@.tmp && mv $@.tmp $@
+# The man pages, into build/man/: rootlessrt(1), the overview (man/rootlessrt.1.in), and
+# rootlessrt-VERB(1) for every verb, made from `rootlessrt help VERB` (cli/usage.c,
+# cli/flag_docs.c): a verb added to the tables gets its page with no change here.
+man: $(MAN_DIR)/.made
+$(MAN_DIR)/.made: man/rootlessrt.1.in man/mkman.sh $(BUILD)/rootlessrt
+	rm -rf $(MAN_DIR).tmp
+	sh man/mkman.sh $(BUILD)/rootlessrt $< $(MAN_DIR).tmp
+	rm -rf $(MAN_DIR) && mv $(MAN_DIR).tmp $(MAN_DIR) && touch $@
 
-install: all $(BUILD)/rootlessrt.1
+install: all $(MAN_DIR)/.made
 	install -D -m 0755 $(BUILD)/rootlessrt $(DESTDIR)$(BINDIR)/rootlessrt
 	install -D -m 0755 $(BUILD)/rootlessrt-net $(DESTDIR)$(LIBEXECDIR)/rootlessrt/rootlessrt-net
 	install -D -m 0755 $(BUILD)/rootlessrt-systemd \
@@ -294,7 +302,8 @@ install: all $(BUILD)/rootlessrt.1
 	install -D -m 0755 $(BUILD)/rootlessrt-pull $(DESTDIR)$(LIBEXECDIR)/rootlessrt/rootlessrt-pull
 	install -d $(DESTDIR)$(DATADIR)/rootlessrt/hooks
 	install -m 0755 contrib/hooks/*.sh $(DESTDIR)$(DATADIR)/rootlessrt/hooks/
-	install -D -m 0644 $(BUILD)/rootlessrt.1 $(DESTDIR)$(MANDIR)/man1/rootlessrt.1
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 0644 $(MAN_DIR)/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -D -m 0644 contrib/completion/rootlessrt.bash \
 	  $(DESTDIR)$(DATADIR)/bash-completion/completions/rootlessrt
 	install -D -m 0644 contrib/completion/_rootlessrt $(DESTDIR)$(DATADIR)/zsh/site-functions/_rootlessrt

@@ -1,6 +1,7 @@
 /* usage.c: each verb's synopsis and one-line description, for `help VERB`, `--help` and the man
- * page. Text only: the verb files print their usage from here, and main.c's dispatch table
- * (which points at the verb files) is kept apart, so that no file of cli/ calls back into main. */
+ * pages, and the printer of `help VERB` (with the paragraphs and flags of flag_docs.c). Text only:
+ * the verb files print their usage from here, and main.c's dispatch table (which points at the verb
+ * files) is kept apart, so that no file of cli/ calls back into main. */
 #include <stdio.h>
 #include <string.h>
 
@@ -53,11 +54,10 @@ const struct rrt_verb_doc rrt_verb_docs[] = {
     {"resume", "resume ID", "thaw a paused container"},
     {"update",
      "update [-r|--resources FILE|-] ID\n"
-     "     update [--memory B] [--memory-reservation B] [--memory-swap B] [--cpu-share N]\n"
-     "     [--cpu-period US] [--cpu-quota US] [--cpu-rt-period US] [--cpu-rt-runtime US]\n"
-     "     [--cpuset-cpus L] [--cpuset-mems L] [--pids-limit N] [--blkio-weight N] ID",
-     "change the resources of a container, all or nothing (the flags are runc's; B: bytes,\n"
-     "  with k, m, g or t, or -1; 0 leaves a value unchanged)"},
+     "   or: update [--memory B] [--memory-reservation B] [--memory-swap B] [--cpu-share N]\n"
+     "       [--cpu-period US] [--cpu-quota US] [--cpu-rt-period US] [--cpu-rt-runtime US]\n"
+     "       [--cpuset-cpus L] [--cpuset-mems L] [--pids-limit N] [--blkio-weight N] ID",
+     "change the resources of a container, all or nothing"},
     {"store", "store [--storage DIR] ls | rm [--force] NAME... | prune",
      "list (with sizes) or remove what the image store holds: images, layers, containers' "
      "kept changes (a layer an image uses stays unless --force); prune: what no image and no "
@@ -91,9 +91,73 @@ const struct rrt_verb_doc *rrt_verb_doc_find(const char *name)
   return NULL;
 }
 
+/* Prints the LEN bytes of TEXT from column INDENT, its words (runs of spaces and newlines
+ * between them count as one space) wrapped before column 80. */
+static void wrap(const char *text, size_t len, int indent)
+{
+  const char *p = text, *end = text + len;
+  int col = 0;
+  for (;;) {
+    while (p < end && (*p == ' ' || *p == '\n'))
+      p++;
+    if (p >= end)
+      break;
+    int n = 0;
+    while (p + n < end && p[n] != ' ' && p[n] != '\n')
+      n++;
+    if (col > indent && col + 1 + n > 79) {
+      putchar('\n');
+      col = 0;
+    }
+    if (col == 0)
+      col = printf("%*s", indent, "");
+    else
+      col += printf(" ");
+    col += printf("%.*s", n, p);
+    p += n;
+  }
+  if (col > 0)
+    putchar('\n');
+}
+
+static const struct rrt_verb_help *verb_help_find(const char *name)
+{
+  for (size_t i = 0; i < rrt_verb_helps_len; i++)
+    if (strcmp(rrt_verb_helps[i].name, name) == 0)
+      return &rrt_verb_helps[i];
+  return NULL;
+}
+
+/* The layout man/mkman.sh reads: the usage lines, a blank line, the summary, then blank-line
+ * separated blocks: paragraphs, then the flags: a heading ending in ':', each flag on a line of
+ * its own indented by 2, its text indented by 6. */
 void rrt_cmd_usage(const char *name)
 {
   const struct rrt_verb_doc *v = rrt_verb_doc_find(name);
-  if (v)
-    printf("Usage: rootlessrt [global flags] %s\n\n%s\n", v->usage, v->what);
+  if (!v)
+    return;
+  const struct rrt_verb_help *h = verb_help_find(name);
+  printf("Usage: rootlessrt [global flags] %s\n\n", v->usage);
+  wrap(v->what, strlen(v->what), 0);
+  for (const char *p = h ? h->about : NULL; p && *p;) {
+    const char *next = strstr(p, "\n\n");
+    size_t len = next ? (size_t)(next - p) : strlen(p);
+    putchar('\n');
+    wrap(p, len, 0);
+    p = next ? next + 2 : p + len;
+  }
+  const struct rrt_flag_doc *f = h && h->flags ? h->flags : NULL;
+  printf("\n");
+  if (!f || f->flag)
+    printf("Flags:\n");
+  for (; f && (f->flag || f->text); f++) {
+    if (!f->flag) {
+      printf("%s%s:\n", f == h->flags ? "" : "\n", f->text);
+      continue;
+    }
+    printf("  %s\n", f->flag);
+    wrap(f->text, strlen(f->text), 6);
+  }
+  printf("  -h, --help\n");
+  wrap("Print this help.", strlen("Print this help."), 6);
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""mkimage.py OUT [--busybox PATH] [--probe PATH] [--xattr] [--evil KIND] [--arch A [--variant V]]: builds a small test image from
+"""mkimage.py OUT [--busybox PATH] [--probe PATH] [--xattr] [--shell] [--evil KIND] [--arch A [--variant V]]: builds a small test image from
 Debian's static busybox, with no engine: OUT/oci (an OCI image layout, tag "latest"),
 OUT/oci.tar (the same as an oci-archive) and OUT/docker.tar (a docker-archive,
 localhost/rrt-test:latest).
@@ -12,6 +12,9 @@ Entrypoint, Cmd, Env, WorkingDir, User and StopSignal.
 
 --xattr adds a fourth layer, a plain tar of one file /noted with a 1500-byte user.rrt.note
 extended attribute (pax SCHILY.xattr), the layer's last entry.
+
+--shell gives the image the config of a distribution's base image (alpine's): Cmd /bin/sh, a
+PATH, no entrypoint, root in /; the documentation's examples run it.
 
 --arch A (default amd64) and --variant V set the config's architecture and variant.
 
@@ -141,7 +144,8 @@ def main():
     args = sys.argv[1:]
     out = args.pop(0)
     noted = "--xattr" in args
-    args = [a for a in args if a != "--xattr"]
+    shell = "--shell" in args
+    args = [a for a in args if a not in ("--xattr", "--shell")]
     opts = dict(zip(args[::2], args[1::2]))
     busybox = opts.get("--busybox", "/bin/busybox")
     evil = opts.get("--evil")
@@ -157,6 +161,8 @@ def main():
         config = {"Entrypoint": ["/bin/echo", "entry"], "Cmd": ["from-cmd"],
                   "Env": ["PATH=/usr/bin:/bin", "GREETING=hello"], "WorkingDir": "/app",
                   "User": "alice", "StopSignal": "SIGINT", "ExposedPorts": {"80/tcp": {}}}
+        if shell:
+            config = {"Cmd": ["/bin/sh"], "Env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]}
     layout = os.path.join(out, "oci")
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(os.path.join(layout, "blobs", "sha256"))

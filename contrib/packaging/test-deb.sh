@@ -59,7 +59,11 @@ for f in /usr/bin/rootlessrt /usr/libexec/rootlessrt/rootlessrt-net /usr/share/m
   /usr/share/fish/vendor_completions.d/rootlessrt.fish /usr/share/rootlessrt/apparmor/rootlessrt; do
   [ -e "$f" ] || { echo "missing: $f"; exit 1; }
 done
-echo "files: the runtime, rootlessrt-net, the man page, three completions, the AppArmor profile"
+# A man page for every verb the installed binary has.
+for v in $(rootlessrt --list-flags | awk '$1 == "verb" && $2 != "help" {print $2}'); do
+  [ -e "/usr/share/man/man1/rootlessrt-$v.1.gz" ] || { echo "missing: the man page of $v"; exit 1; }
+done
+echo "files: the runtime, rootlessrt-net, the man pages (one per verb), three completions, the AppArmor profile"
 useradd -m -s /bin/sh pkguser
 grep -q '^pkguser:' /etc/subuid || usermod --add-subuids 100000-165535 --add-subgids 100000-165535 pkguser
 uid=$(id -u pkguser)

@@ -80,4 +80,22 @@ extern const struct rrt_verb_doc rrt_verb_docs[];
 extern const size_t rrt_verb_docs_len;
 const struct rrt_verb_doc *rrt_verb_doc_find(const char *name);
 
+/* One flag of a verb as `help VERB` and the verb's man page describe it (cli/flag_docs.c): the
+ * flag as typed ("-b, --bundle DIR") and one paragraph. An entry without a flag is a heading
+ * for the flags after it (run's two forms). */
+struct rrt_flag_doc {
+  const char *flag;
+  const char *text;
+};
+/* What `help VERB` says after the synopsis and the one-line summary: paragraphs about the verb
+ * (separated by "\n\n"; NULL: none), then its flags (ended by an entry of NULLs; NULL: none but
+ * -h, --help). A verb without an entry has only the synopsis, the summary and -h. */
+struct rrt_verb_help {
+  const char *name;
+  const char *about;
+  const struct rrt_flag_doc *flags;
+};
+extern const struct rrt_verb_help rrt_verb_helps[];
+extern const size_t rrt_verb_helps_len;
+
 #endif
