@@ -245,6 +245,7 @@ int rrt_store_remove(const char *store, const char *root, const char *name, bool
         return rrt_error_msgf(err, EBUSY, "store rm: container \"%s\" exists: delete it first", n);
     }
     cleanup_close int gc = i == 1 ? rrt_names_lock(store, RRT_GC_LOCK, LOCK_EX) : -1;
+    (void)gc; /* held (no run may take the layer meanwhile) until return */
     if (i == 1 && layer_in_use(store, root, name, n, force, err) < 0)
       return -1;
     if (rrt_remove_tree_userns(p, err) < 0)
