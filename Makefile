@@ -78,6 +78,7 @@ PTYRUN := $(BUILD)/ptyrun
 ARCHIVE_NULL := $(BUILD)/rootlessrt-archive-null
 
 .PHONY: all deps demo check check-asan unit integration bench lint format install clean fuzz podman-check \
+        fuzz-build fuzz-replay \
         man dist deb deb-test rpm check-runc
 
 all: $(BUILD)/rootlessrt $(BUILD)/rootlessrt-net $(BUILD)/rootlessrt-systemd $(BUILD)/rootlessrt-pull
@@ -109,11 +110,24 @@ $(BUILD)/rootlessrt-systemd: systemd/helper_main.c
 
 # The registry client (docker://, `pull`): libcurl, dynamically linked (Debian ships no static
 # libcurl with its TLS and other dependencies); rootlessrt execs it only to pull.
+# Its objects are in $(BUILD)/obj/pull/ beside the library's (depcheck reads them all);
+# PULL_LIB_OBJS: the library's objects it links as they are, base/'s allocation and escaping
+# (escape.h: one escaping for the runtime and it).
 PULL_PKGS := libcurl json-c nettle
-$(BUILD)/rootlessrt-pull: $(wildcard pull/*.c pull/*.h)
+PULL_SRCS := $(wildcard pull/*.c)
+PULL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(PULL_SRCS))
+PULL_CLIENT_OBJS := $(filter-out $(BUILD)/obj/pull/helper_main.o,$(PULL_OBJS))
+PULL_LIB_OBJS := $(BUILD)/obj/base/alloc.o $(BUILD)/obj/base/escape.o
+$(PULL_OBJS): ALL_CFLAGS += $(shell pkg-config --cflags $(PULL_PKGS))
+$(BUILD)/rootlessrt-pull: $(PULL_OBJS) $(PULL_LIB_OBJS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(shell pkg-config --libs $(PULL_PKGS))
+
+# The registry client's parsers: its objects (libcurl's, json-c's and nettle's), not librrt's.
+$(BUILD)/tests/test_pull: tests/unit/test_pull.c $(wildcard tests/unit/*.h pull/*.h) \
+                          $(PULL_CLIENT_OBJS) $(PULL_LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags $(PULL_PKGS)) $(ALL_LDFLAGS) -o $@ \
-	  $(wildcard pull/*.c) $(shell pkg-config --libs $(PULL_PKGS))
+	$(CC) $(ALL_CFLAGS) -Itests/unit $(ALL_LDFLAGS) -o $@ $< $(PULL_CLIENT_OBJS) $(PULL_LIB_OBJS) \
+	  $(shell pkg-config --libs $(PULL_PKGS))
 
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/librrt.a
 	@mkdir -p $(dir $@)
@@ -156,14 +170,17 @@ integration: all $(PROBE) $(CONSOLE_RECV) $(ARCHIVE_NULL)
 
 # One summary line for everything: unit + integration.
 check: deps
-	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(PROBE) $(CONSOLE_RECV) $(PTYRUN) $(ARCHIVE_NULL)
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(PROBE) $(CONSOLE_RECV) $(PTYRUN) $(ARCHIVE_NULL) \
+	  fuzz-replay
+	@if sh tests/fuzz/have-libfuzzer.sh >/dev/null; then $(MAKE) --no-print-directory fuzz-build; fi
 	@bash tests/run-all.sh $(BUILD)
 
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g -fno-omit-frame-pointer" \
 	  SAN_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" LINK_STATIC=0 \
 	  build-asan/rootlessrt build-asan/rootlessrt-net build-asan/rootlessrt-systemd build-asan/rootlessrt-pull $(patsubst $(BUILD)/%,build-asan/%,$(UNIT_BINS)) build-asan/rrt-probe \
-	  build-asan/console-recv build-asan/rootlessrt-archive-null
+	  build-asan/console-recv build-asan/rootlessrt-archive-null \
+	  $(patsubst %,build-asan/fuzz/%,$(FUZZ_NAMES))
 	@RRT_ASAN=1 bash tests/run-all.sh build-asan
 
 demo: deps
@@ -171,17 +188,72 @@ demo: deps
 	@bash contrib/demo.sh $(abspath $(BUILD)/rootlessrt)
 
 bench: deps
-	@$(MAKE) --no-print-directory all $(PROBE)
+	@$(MAKE) --no-print-directory all $(PROBE) $(BUILD)/rrt-netbench
 	@bash contrib/bench.sh $(abspath $(BUILD)/rootlessrt)
 	@bash contrib/bench-shim.sh $(abspath $(BUILD)/rootlessrt)
 
+# The rates tool of tests/netbench/bench-net.sh (found beside the runtime).
+$(BUILD)/rrt-netbench: tests/netbench/rrt-netbench.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $<
+
+# Fuzzing. Every tests/fuzz/fuzz_NAME.c is a libFuzzer harness (LLVMFuzzerTestOneInput) whose
+# seeds are tests/fuzz/corpus/NAME/. Each is built twice: by clang with libFuzzer, ASan and UBSan
+# into build-fuzz/fuzz_NAME (`make fuzz`, and `make check` where clang and its libFuzzer runtime
+# are installed), and by $(CC) with tests/fuzz/replay.c as its main into $(BUILD)/fuzz/fuzz_NAME,
+# which runs every file of its corpus once (make check, so gcc builds every harness and each
+# regression input runs everywhere). tests/fuzz/smoke.sh runs both. A harness named
+# fuzz_pull_NAME.c is linked as rootlessrt-pull is (pull/'s sources, PULL_LIB_OBJS, libcurl), its
+# main() renamed.
+FUZZ_BUILD := build-fuzz
+FUZZ_NAMES = $(patsubst tests/fuzz/%.c,%,$(FUZZ_SRCS))
+FUZZ_REPLAY_BINS = $(patsubst %,$(BUILD)/fuzz/%,$(FUZZ_NAMES))
+FUZZ_HEADERS = $(wildcard tests/fuzz/*.h)
+# pull/'s main() renamed, so a harness can call any of its functions whichever file they are in.
+PULL_FUZZ_FLAGS := -Dmain=rrt_pull_helper_main -Wno-missing-prototypes
+# The seconds per harness of `make fuzz` (FUZZ_SECONDS=30 for a quick pass); FUZZ_ONLY="NAME..."
+# fuzzes only those.
+FUZZ_SECONDS ?= 300
+FUZZ_ONLY ?=
+
+# The sub-make of `fuzz-build` has BUILD=build-fuzz, CC=clang and the sanitizers in SAN_FLAGS.
+$(BUILD)/fuzz_pull_%: tests/fuzz/fuzz_pull_%.c $(FUZZ_HEADERS) $(wildcard pull/*.c pull/*.h) \
+                      $(PULL_LIB_OBJS)
+	@echo "  FUZZ    $@"
+	@$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags $(PULL_PKGS)) $(PULL_FUZZ_FLAGS) -fsanitize=fuzzer \
+	  -o $@ $< $(wildcard pull/*.c) $(PULL_LIB_OBJS) $(shell pkg-config --libs $(PULL_PKGS))
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_HEADERS) $(BUILD)/librrt.a
+	@echo "  FUZZ    $@"
+	@$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(BUILD)/librrt.a $(PKG_LIBS) $(SLIRP_LIBS)
+
+# The same harnesses with the replay main, built by the normal compiler.
+$(BUILD)/fuzz/replay.o: tests/fuzz/replay.c
+	@mkdir -p $(dir $@)
+	@$(CC) $(ALL_CFLAGS) -c -o $@ $<
+$(BUILD)/fuzz/fuzz_pull_%: tests/fuzz/fuzz_pull_%.c $(BUILD)/fuzz/replay.o $(FUZZ_HEADERS) \
+                           $(wildcard pull/*.c pull/*.h) $(PULL_LIB_OBJS)
+	@echo "  REPLAY  $@"
+	@$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags $(PULL_PKGS)) $(PULL_FUZZ_FLAGS) $(ALL_LDFLAGS) \
+	  -o $@ $< $(BUILD)/fuzz/replay.o $(wildcard pull/*.c) $(PULL_LIB_OBJS) \
+	  $(shell pkg-config --libs $(PULL_PKGS))
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/fuzz/replay.o $(FUZZ_HEADERS) $(BUILD)/librrt.a
+	@echo "  REPLAY  $@"
+	@$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(BUILD)/fuzz/replay.o $(BUILD)/librrt.a \
+	  $(PKG_LIBS) $(SLIRP_LIBS)
+
+fuzz-replay: $(FUZZ_REPLAY_BINS)
+
+fuzz-build:
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang CFLAGS="-O1 -g" LINK_STATIC=0 \
+	  SAN_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
+	  $(patsubst %,$(FUZZ_BUILD)/%,$(FUZZ_NAMES))
+
+# Minutes per harness (FUZZ_SECONDS); new inputs go to build-fuzz/corpus/NAME, crashes to
+# build-fuzz/crash/NAME/ (each fix adds the input to tests/fuzz/corpus/NAME/).
 fuzz:
 	@sh contrib/install-deps.sh fuzz
-	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang CFLAGS="-O1 -g" \
-	  SAN_FLAGS="-fsanitize=fuzzer-no-link,address,undefined" build-fuzz/librrt.a
-	@for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
-	  clang -std=gnu11 -D_GNU_SOURCE -Iinclude $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
-	    -o build-fuzz/$$n $$f build-fuzz/librrt.a $(PKG_LIBS) $(SLIRP_LIBS) || exit 1; done
+	@$(MAKE) --no-print-directory fuzz-build
+	@bash tests/fuzz/smoke.sh --long $(FUZZ_SECONDS) $(FUZZ_BUILD) $(BUILD) $(FUZZ_ONLY)
 
 # runc's own bats suite (Debian's runc source package) against rootlessrt, runc and crun, root and
 # rootless, with a side-by-side table: long (6 to 10 minutes here), so not part of `make check`.
@@ -201,7 +273,7 @@ format:
 
 # The dependency rules (no circle between files, folders only use the layers below them) are
 # checked on the objects themselves: contrib/depcheck.py.
-lint: $(LIB_OBJS) $(CLI_OBJS) $(NET_MAIN_OBJ)
+lint: $(LIB_OBJS) $(CLI_OBJS) $(NET_MAIN_OBJ) $(PULL_OBJS)
 	@python3 contrib/depcheck.py $(BUILD)/obj
 	@clang-format --dry-run --Werror $(C_FILES)
 	@cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \

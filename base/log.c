@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rootlessrt/escape.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/util.h"
 
@@ -96,48 +97,6 @@ static const char *level_name(enum rrt_log_level level)
   }
 }
 
-/* The length of the valid UTF-8 sequence at s, 0 when it is not one (overlong forms, surrogates
- * and code points past U+10FFFF included). */
-static size_t utf8_len(const unsigned char *s)
-{
-  if (s[0] < 0x80)
-    return 1;
-  size_t n = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
-             : s[0] >= 0xe0 && s[0] <= 0xef ? 3
-             : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
-                                            : 0;
-  for (size_t i = 1; i < n; i++)
-    if ((s[i] & 0xc0) != 0x80)
-      return 0;
-  if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
-      (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
-    return 0;
-  return n;
-}
-
-/* msg with every byte that is not part of valid UTF-8 replaced by U+FFFD: JSON is UTF-8, and
- * a message may quote bytes from the command line or the config. */
-static char *valid_utf8(const char *msg)
-{
-  size_t n = strlen(msg);
-  char *out = xmalloc(n * 3 + 1);
-  size_t k = 0;
-  for (const unsigned char *p = (const unsigned char *)msg; *p;) {
-    size_t l = utf8_len(p);
-    if (l == 0) {
-      memcpy(out + k, "\xef\xbf\xbd", 3);
-      k += 3;
-      p++;
-      continue;
-    }
-    memcpy(out + k, p, l);
-    k += l;
-    p += l;
-  }
-  out[k] = '\0';
-  return out;
-}
-
 /*
  * A line goes into a log file whole or not at all. A full disk cuts a write short, and the next
  * line would be glued onto the torn one ({"lev{"level":...): conmon and podman read the log's
@@ -173,8 +132,7 @@ static void write_json_line(int fd, enum rrt_log_level level, const char *msg)
   snprintf(when + n, sizeof(when) - n, ".%06ldZ", (long)tv.tv_usec);
   json_object *o = json_object_new_object();
   json_object_object_add(o, "level", json_object_new_string(level_name(level)));
-  cleanup_free char *text = valid_utf8(msg);
-  json_object_object_add(o, "msg", json_object_new_string(text));
+  json_object_object_add(o, "msg", json_object_new_string(msg));
   json_object_object_add(o, "time", json_object_new_string(when));
   const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
   char *line = xasprintf("%s\n", s);
@@ -183,8 +141,13 @@ static void write_json_line(int fd, enum rrt_log_level level, const char *msg)
   json_object_put(o);
 }
 
-static void log_msg(enum rrt_log_level level, bool to_stderr, const char *msg)
+/* Every message is escaped (escape.h) before it goes anywhere: it may quote a registry's error,
+ * an image's name or config, a path or a hook's output, and neither the terminal nor a log
+ * reader (conmon, podman, journald) may get their control bytes or a second line. The result
+ * is valid UTF-8, as JSON needs. */
+static void log_msg(enum rrt_log_level level, bool to_stderr, const char *raw)
 {
+  cleanup_free char *msg = rrt_escape(raw);
   /* With --log, only errors also go to stderr, as runc does: at create an
    * engine's runtime stderr is the container's own stderr (containerd's shim,
    * conmon), so a warning there would become a line of the container's log.
@@ -209,7 +172,9 @@ static void log_msg(enum rrt_log_level level, bool to_stderr, const char *msg)
   }
 }
 
-static void log_va(enum rrt_log_level level, bool to_stderr, const char *fmt, va_list ap)
+/* The format is checked at rrt_log's and rrt_log_file's callers; clang wants it said here too. */
+__attribute__((format(printf, 3, 0))) static void log_va(enum rrt_log_level level, bool to_stderr,
+                                                         const char *fmt, va_list ap)
 {
   int saved = errno;
   char *msg = xvasprintf(fmt, ap);

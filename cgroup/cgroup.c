@@ -168,21 +168,6 @@ static int mkdir_levels(const char *base, const char *rel, bool v2, bool cpuset,
   return 0;
 }
 
-/* The directory mkdir_levels is about to make, to rrt_cgroup_opts.found. */
-static int announce(const struct rrt_cgroup_opts *o, const struct rrt_cgroup *cg, const char *base,
-                    const char *rel, struct rrt_error *err)
-{
-  cleanup_free char *dir = xstrdup(base);
-  cleanup_free char *copy = xstrdup(rel);
-  char *save = NULL;
-  for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-    char *next = xasprintf("%s/%s", dir, c);
-    free(dir);
-    dir = next;
-  }
-  return o->found(cg, dir, o->found_arg, err);
-}
-
 /* A v1 directory, or one below it, with a process in it: v1 has no "populated" that counts the
  * sub-cgroups, as cgroup.events does on v2. */
 static bool v1_populated(const char *dir)
@@ -260,35 +245,46 @@ static bool denied(int e)
 
 /* The container's cgroup2 directory. Unprivileged without a delegated cgroup there, *why says
  * so and cg->v2 stays NULL. */
-static int create_v2(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts *m,
-                     const struct own *w, const char *rel, bool absolute, struct rrt_cgroup *cg,
-                     char **why, struct rrt_error *err)
+/* Where the container's cgroup2 directory goes (*base, below which rel is made), decided before
+ * anything is made. Unprivileged without a delegated cgroup there, *why says so and *base stays
+ * NULL. */
+static void plan_v2(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts *m,
+                    const struct own *w, const char *rel, bool absolute, char **base, char **why)
 {
+  *base = NULL;
   if (!m->v2_mnt) {
-    *why = xstrdup("cgroup v2 is not mounted here");
-    return 0;
+    *why = xstrdup("no cgroup2 mount is visible here");
+    return;
   }
-  cleanup_free char *base =
-      absolute ? xstrdup(m->v2_mnt) : rrt_cg_dir_of(m->v2_mnt, m->v2_root, w->v2);
+  char *b = absolute ? xstrdup(m->v2_mnt) : rrt_cg_dir_of(m->v2_mnt, m->v2_root, w->v2);
   /* A user cannot write at the root: an absolute path (an engine's "/libpod_parent/...") is
    * taken inside the user's own delegated cgroup, the same place for the same value. */
-  if (base && absolute && !o->privileged && faccessat(AT_FDCWD, base, W_OK, AT_EACCESS) < 0) {
-    free(base);
-    base = rrt_cg_dir_of(m->v2_mnt, m->v2_root, w->v2);
+  if (b && absolute && !o->privileged && faccessat(AT_FDCWD, b, W_OK, AT_EACCESS) < 0) {
+    free(b);
+    b = rrt_cg_dir_of(m->v2_mnt, m->v2_root, w->v2);
     absolute = false;
     rrt_debug("cgroup: linux.cgroupsPath /%s: under the caller's own cgroup", rel);
   }
-  if (!base) {
+  if (!b) {
     *why = xasprintf("the caller's cgroup v2 is not under the cgroup2 mount %s", m->v2_mnt);
-    return 0;
+    return;
   }
-  if (!o->privileged && !absolute && faccessat(AT_FDCWD, base, W_OK, AT_EACCESS) < 0) {
-    *why = xasprintf("the caller's cgroup %s is not delegated to this user", base);
-    return 0;
+  if (!o->privileged && !absolute && faccessat(AT_FDCWD, b, W_OK, AT_EACCESS) < 0) {
+    *why = xasprintf("the caller's cgroup %s on the cgroup2 mount %s is not delegated to this "
+                     "user",
+                     b, m->v2_mnt);
+    free(b);
+    return;
   }
+  *base = b;
+}
+
+/* The container's cgroup2 directory, base/rel. Unprivileged, a mkdir refused says so in *why and
+ * cg->v2 stays NULL. */
+static int make_v2(const struct rrt_cgroup_opts *o, const char *base, const char *rel,
+                   struct rrt_cgroup *cg, char **why, struct rrt_error *err)
+{
   char *leaf = NULL;
-  if (o->found && announce(o, cg, base, rel, err) < 0)
-    return -1;
   if (mkdir_levels(base, rel, true, false, &leaf, &cg->made_v2, err) < 0) {
     if (o->privileged || !denied(err->errnum))
       return rrt_error_wrap(err, "cgroup");
@@ -297,11 +293,8 @@ static int create_v2(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts
     return 0;
   }
   cg->v2 = leaf;
-  if (check_empty(leaf, true, o->cgroup_shared, err) < 0)
-    return -1;
-  return o->found ? o->found(cg, NULL, o->found_arg, err) : 0;
+  return check_empty(leaf, true, o->cgroup_shared, err);
 }
-
 /* Unprivileged on cgroup v1: whether the user can make base/rel (the deepest level of it that
  * exists is writable) and move init in (its cgroup.procs is): a hierarchy root made such a
  * sub-tree theirs (chown, as runc's rootless tests do), else the controller is not used. */
@@ -325,38 +318,52 @@ static bool v1_writable(const char *base, const char *rel)
 
 /* On a legacy or hybrid host: the same path in every v1 controller present; for an
  * unprivileged user only in those where that path is theirs to write (v1_writable). */
-static int create_v1(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts *m,
-                     const struct own *w, const char *rel, bool absolute, struct rrt_cgroup *cg,
-                     struct rrt_error *err)
+/* Where the container's directory goes in each v1 hierarchy (base[i], NULL where none is
+ * used): on a legacy or hybrid host the same path in every v1 controller present; for an
+ * unprivileged user only in those where that path is theirs to write (v1_writable). Co-mounted
+ * hierarchies (cpu,cpuacct) share one directory: same[i] names the first of them. */
+static void plan_v1(const struct rrt_cgroup_opts *o, const struct rrt_cg_mounts *m,
+                    const struct own *w, const char *rel, bool absolute, char *base[RRT_CG_V1_N],
+                    int same[RRT_CG_V1_N])
 {
   for (int i = 0; i < RRT_CG_V1_N; i++) {
+    base[i] = NULL;
+    same[i] = -1;
     if (!m->v1_mnt[i])
       continue;
-    for (int j = 0; j < i; j++) /* co-mounted (cpu,cpuacct): one directory */
-      if (m->v1_mnt[j] && strcmp(m->v1_mnt[j], m->v1_mnt[i]) == 0 && cg->v1[j])
-        cg->v1[i] = xstrdup(cg->v1[j]);
-    if (cg->v1[i])
+    for (int j = 0; j < i && same[i] < 0; j++)
+      if (m->v1_mnt[j] && strcmp(m->v1_mnt[j], m->v1_mnt[i]) == 0 && (base[j] || same[j] >= 0))
+        same[i] = same[j] >= 0 ? same[j] : j;
+    if (same[i] >= 0)
       continue;
-    cleanup_free char *base =
+    char *b =
         absolute ? xstrdup(m->v1_mnt[i]) : rrt_cg_dir_of(m->v1_mnt[i], m->v1_root[i], w->v1[i]);
-    if (!base)
-      continue;
-    if (!o->privileged && !v1_writable(base, rel)) {
-      rrt_debug("cgroup: %s/%s is not writable by this user: no %s controller", base, rel,
+    if (b && !o->privileged && !v1_writable(b, rel)) {
+      rrt_debug("cgroup: %s/%s is not writable by this user: no %s controller", b, rel,
                 rrt_cgroup_v1_name((enum rrt_cg_v1)i));
-      continue;
+      free(b);
+      b = NULL;
     }
-    if (o->found && announce(o, cg, base, rel, err) < 0)
-      return -1;
-    if (mkdir_levels(base, rel, false, i == RRT_CG_CPUSET, &cg->v1[i], &cg->made_v1[i], err) < 0)
+    base[i] = b;
+  }
+}
+
+static int make_v1(const struct rrt_cgroup_opts *o, char *const base[RRT_CG_V1_N],
+                   const int same[RRT_CG_V1_N], const char *rel, struct rrt_cgroup *cg,
+                   struct rrt_error *err)
+{
+  for (int i = 0; i < RRT_CG_V1_N; i++) {
+    if (same[i] >= 0 && cg->v1[same[i]])
+      cg->v1[i] = xstrdup(cg->v1[same[i]]);
+    if (!base[i])
+      continue;
+    if (mkdir_levels(base[i], rel, false, i == RRT_CG_CPUSET, &cg->v1[i], &cg->made_v1[i], err) < 0)
       return rrt_error_wrap(err, "cgroup %s", rrt_cgroup_v1_name((enum rrt_cg_v1)i));
-    if (check_empty(cg->v1[i], false, o->cgroup_shared, err) < 0 ||
-        (o->found && o->found(cg, NULL, o->found_arg, err) < 0))
+    if (check_empty(cg->v1[i], false, o->cgroup_shared, err) < 0)
       return -1;
   }
   return 0;
 }
-
 static bool any_v1(const struct rrt_cgroup *cg)
 {
   for (int i = 0; i < RRT_CG_V1_N; i++)
@@ -391,6 +398,38 @@ static int without_cgroup(const struct rrt_cgroup_opts *o, const char *why, stru
   return 0;
 }
 
+/* A leaf of the plan that is not there yet (so it will be the container's). */
+static char *new_leaf(const char *base, const char *rel)
+{
+  char *leaf = xasprintf("%s/%s", base, rel);
+  struct stat st;
+  if (stat(leaf, &st) == 0) {
+    free(leaf);
+    return NULL;
+  }
+  return leaf;
+}
+
+/* The one record of the container's cgroups (rrt_cgroup_opts.record), made before any directory
+ * is: the directories create is about to make. One that is there already (an empty cgroup the
+ * container is to go in) is not in it: delete --force of a create killed at any instant kills
+ * and removes what the record names, and leaves a cgroup that was there before as it was (init,
+ * the one process create puts in, dies by its own record). */
+static int record_plan(const struct rrt_cgroup_opts *o, const char *v2_base,
+                       char *const v1_base[RRT_CG_V1_N], const char *rel, struct rrt_error *err)
+{
+  struct rrt_cgroup plan = {0};
+  bool any = false;
+  if (v2_base)
+    any |= (plan.v2 = new_leaf(v2_base, rel)) != NULL;
+  for (int i = 0; i < RRT_CG_V1_N; i++)
+    if (v1_base[i])
+      any |= (plan.v1[i] = new_leaf(v1_base[i], rel)) != NULL;
+  int r = any ? o->record(&plan, o->record_arg, err) : 0;
+  rrt_cgroup_free(&plan);
+  return r;
+}
+
 static int create_cgroupfs(const struct rrt_cgroup_opts *o, struct rrt_cgroup *cg,
                            struct rrt_error *err)
 {
@@ -405,20 +444,32 @@ static int create_cgroupfs(const struct rrt_cgroup_opts *o, struct rrt_cgroup *c
   rrt_cg_mounts_read(&m);
   own_read(&w);
   cleanup_free char *why = NULL;
-  int r = create_v2(o, &m, &w, rel, absolute, cg, &why, err);
+  cleanup_free char *v2_base = NULL;
+  char *v1_base[RRT_CG_V1_N] = {0};
+  int same[RRT_CG_V1_N];
+  plan_v2(o, &m, &w, rel, absolute, &v2_base, &why);
   /* Unprivileged, cgroup v1 only where a path was given: the user's own cgroup in a v1
    * hierarchy is never theirs to write. */
-  if (r == 0 && (o->privileged || o->path))
-    r = create_v1(o, &m, &w, rel, absolute, cg, err);
+  if (o->privileged || o->path)
+    plan_v1(o, &m, &w, rel, absolute, v1_base, same);
+  else
+    for (int i = 0; i < RRT_CG_V1_N; i++)
+      same[i] = -1;
+  int r = o->record ? record_plan(o, v2_base, v1_base, rel, err) : 0;
+  if (r == 0 && v2_base)
+    r = make_v2(o, v2_base, rel, cg, &why, err);
+  if (r == 0)
+    r = make_v1(o, v1_base, same, rel, cg, err);
   if (r == 0 && !cg->v2 && !any_v1(cg))
     r = without_cgroup(o, why ? why : "no cgroup hierarchy is mounted here", err);
+  for (int i = 0; i < RRT_CG_V1_N; i++)
+    free(v1_base[i]);
   rrt_cg_mounts_free(&m);
   own_free(&w);
   return r;
 }
 
 static int remove_tree(const char *path);
-
 /* A failed create: what it made goes (init, if it got in, with it); a cgroup that was there
  * before, and whatever runs in it, is left as it was. A systemd scope is the container's own. */
 static void undo_create(struct rrt_cgroup *cg)
@@ -457,8 +508,8 @@ int rrt_cgroup_create(const struct rrt_cgroup_opts *o, pid_t init, struct rrt_cg
   if (o->systemd)
     r = rrt_cg_systemd_create(o, init, cg, &rest, &fallback, err);
   /* The scope is the container's from the start (cgroupfs reports each directory as made). */
-  if (r == 0 && cg->unit && o->found)
-    r = o->found(cg, NULL, o->found_arg, err);
+  if (r == 0 && cg->unit && o->record)
+    r = o->record(cg, o->record_arg, err);
   if (r == 0 && fallback) {
     /* No bus: the caller's own cgroup, as the cgroupfs manager makes it (a systemd
      * slice:prefix:name path means nothing there). */
@@ -615,15 +666,56 @@ static bool lists_controller(const char *list, size_t len, enum rrt_cg_v1 c)
   return false;
 }
 
+/* Does a component of path name the parent? */
+static bool has_dotdot(const char *path)
+{
+  for (const char *p = path; (p = strstr(p, "..")) != NULL; p += 2)
+    if ((p == path || p[-1] == '/') && (p[2] == '\0' || p[2] == '/'))
+      return true;
+  return false;
+}
+
+/* Every name of the list "cpu,memory" is a v1 hierarchy the container has a cgroup in. */
+static int check_controllers(const struct rrt_cgroup *cg, const char *spec, size_t len,
+                             struct rrt_error *err)
+{
+  for (const char *p = spec; p < spec + len;) {
+    const char *end = memchr(p, ',', (size_t)(spec + len - p));
+    size_t l = end ? (size_t)(end - p) : (size_t)(spec + len - p);
+    bool known = false;
+    for (int i = 0; i < RRT_CG_V1_N && !known; i++)
+      known = cg->v1[i] && strlen(rrt_cgroup_v1_name((enum rrt_cg_v1)i)) == l &&
+              strncmp(p, rrt_cgroup_v1_name((enum rrt_cg_v1)i), l) == 0;
+    if (!known)
+      return rrt_error_msgf(err, EINVAL,
+                            "exec: --cgroup \"%s\": unknown controller \"%.*s\" (none of the "
+                            "container's cgroup v1 hierarchies)",
+                            spec, (int)l, p);
+    p += l + 1;
+  }
+  return 0;
+}
+
 int rrt_cgroup_narrow(struct rrt_cgroup *cg, const char *spec, struct rrt_error *err)
 {
   const char *colon = strchr(spec, ':');
   const char *path = colon ? colon + 1 : spec;
   size_t list_len = colon ? (size_t)(colon - spec) : 0;
-  if (!*path || path[0] == '/' || strstr(path, "..") || (colon && !list_len))
+  /* As runc joins the path to the container's cgroup: "/" (or "memory:/") is that cgroup
+   * itself, "/sub" its sub-cgroup sub. */
+  while (*path == '/')
+    path++;
+  /* The texts runc's suite matches: "X is not a sub cgroup path", "adding pid ...: no such
+   * file", "unknown controller". */
+  if (has_dotdot(path))
+    return rrt_error_msgf(err, EINVAL,
+                          "exec: --cgroup \"%s\": %s is not a sub cgroup path of the container's "
+                          "(no \"..\"; / is its own)",
+                          spec, path);
+  if ((colon && !list_len) || (colon && strchr(path, ':')))
     return rrt_error_msgf(err, EINVAL,
                           "exec: --cgroup \"%s\": expected [CONTROLLER[,CONTROLLER]:]PATH, PATH a "
-                          "sub-cgroup of the container's (relative, no \"..\")",
+                          "sub-cgroup of the container's (/ is its own)",
                           spec);
   bool any_v1 = false;
   for (int i = 0; i < RRT_CG_V1_N; i++)
@@ -635,6 +727,10 @@ int rrt_cgroup_narrow(struct rrt_cgroup *cg, const char *spec, struct rrt_error 
                           spec);
   if (!cg->v2 && !any_v1)
     return rrt_error_msgf(err, ENOENT, "exec: --cgroup \"%s\": the container has no cgroup", spec);
+  if (colon && check_controllers(cg, spec, list_len, err) < 0)
+    return -1;
+  if (!*path)
+    return 0;
   char *next_v2 = NULL, *next_v1[RRT_CG_V1_N] = {0};
   int r = 0;
   if (!colon && cg->v2)
@@ -643,11 +739,16 @@ int rrt_cgroup_narrow(struct rrt_cgroup *cg, const char *spec, struct rrt_error 
     if (cg->v1[i] && (!colon || lists_controller(spec, list_len, (enum rrt_cg_v1)i)))
       next_v1[i] = xasprintf("%s/%s", cg->v1[i], path);
   struct stat st;
-  if (next_v2 && (stat(next_v2, &st) < 0 || !S_ISDIR(st.st_mode)))
-    r = rrt_error_msgf(err, ENOENT, "exec: --cgroup \"%s\": no sub-cgroup %s", spec, next_v2);
-  for (int i = 0; r == 0 && i < RRT_CG_V1_N; i++)
+  const char *missing =
+      next_v2 && (stat(next_v2, &st) < 0 || !S_ISDIR(st.st_mode)) ? next_v2 : NULL;
+  for (int i = 0; !missing && i < RRT_CG_V1_N; i++)
     if (next_v1[i] && (stat(next_v1[i], &st) < 0 || !S_ISDIR(st.st_mode)))
-      r = rrt_error_msgf(err, ENOENT, "exec: --cgroup \"%s\": no sub-cgroup %s", spec, next_v1[i]);
+      missing = next_v1[i];
+  if (missing)
+    r = rrt_error_msgf(err, ENOENT,
+                       "exec: --cgroup \"%s\": no sub-cgroup %s: adding pid to %s/cgroup.procs: "
+                       "no such file or directory",
+                       spec, missing, missing);
   if (r < 0) {
     free(next_v2);
     for (int i = 0; i < RRT_CG_V1_N; i++)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -86,6 +87,7 @@ static void unescape_octal(char *s)
 }
 
 struct mnt {
+  unsigned long long id;
   char *root, *point, *type, *opts;
 };
 
@@ -107,8 +109,9 @@ static size_t read_mounts(struct mnt **out)
   size_t cap = 0, n = 0, vcap = 0;
   while (getline(&line, &cap, f) > 0) {
     char root[PATH_MAX], point[PATH_MAX], type[64], opts[1024];
+    unsigned long long id;
     char *sep = strstr(line, " - ");
-    if (!sep || sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2 ||
+    if (!sep || sscanf(line, "%llu %*s %*s %4095s %4095s", &id, root, point) != 3 ||
         sscanf(sep + 3, "%63s %*s %1023s", type, opts) != 2)
       continue;
     if (strcmp(type, "cgroup") != 0 && strcmp(type, "cgroup2") != 0) {
@@ -121,15 +124,24 @@ static size_t read_mounts(struct mnt **out)
       vcap = vcap ? vcap * 2 : 32;
       *out = xrealloc(*out, vcap * sizeof(**out));
     }
-    (*out)[n++] = (struct mnt){xstrdup(root), xstrdup(point), xstrdup(type), xstrdup(opts)};
+    (*out)[n++] = (struct mnt){id, xstrdup(root), xstrdup(point), xstrdup(type), xstrdup(opts)};
   }
   free(line);
   return n;
 }
 
-/* A mount is hidden by any later one on its mount point or above it. */
+/* Is the mount not the one its mount point shows? The kernel says which mount a path is on
+ * (statx's mount id, Linux 5.8): mountinfo's order does not, since a mount moved under a newer
+ * one is listed before it (rootlesskit, for a network namespace of its own, mounts a new sysfs
+ * on /sys and moves the cgroup mounts back under it: they come before that sysfs, yet they are
+ * what /sys/fs/cgroup shows). Without statx's mount id: hidden by any later one on its mount
+ * point or above it. */
 static bool hidden(const struct mnt *v, size_t n, size_t i)
 {
+  struct statx stx;
+  if (statx(AT_FDCWD, v[i].point, AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC, STATX_MNT_ID, &stx) == 0 &&
+      (stx.stx_mask & STATX_MNT_ID))
+    return stx.stx_mnt_id != v[i].id;
   for (size_t j = i + 1; j < n; j++)
     if (path_under(v[i].point, v[j].point))
       return true;

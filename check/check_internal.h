@@ -57,6 +57,11 @@ void check_devices(struct rrt_check *c);        /* host.c: tun, fuse */
 void check_net_helpers(struct rrt_check *c);    /* host.c: rootlessrt-net, slirp4netns, pasta */
 void check_fuse_overlayfs(struct rrt_check *c); /* host.c */
 void check_storage(struct rrt_check *c);        /* storage.c */
+void check_nested(struct rrt_check *c);         /* nested.c: nested, nested-ids, -seccomp, ... */
+
+/* explain.c: whether a seccomp filter (an outer container's) refuses clone and unshare of a user
+ * namespace; each probe is a call the kernel itself refuses as EINVAL. */
+bool check_seccomp_refuses_userns(void);
 
 /* kernel.c, for storage.c: overlay with upper and work on dir's filesystem, in a throwaway user
  * and mount namespace; 0 or the errno of the mount (-1 when the namespace itself failed). */

@@ -43,8 +43,30 @@ void check_runtime_dir(struct rrt_check *c)
   const char *dir = getenv("XDG_RUNTIME_DIR");
   const char *name = "runtime-dir";
   if (!dir || !*dir) {
-    if (c->uid == 0)
+    char run[64], rootlessrt_uid[32];
+    snprintf(run, sizeof(run), "/run/user/%u", (unsigned)c->uid);
+    snprintf(rootlessrt_uid, sizeof(rootlessrt_uid), "rootlessrt-%u", (unsigned)c->uid);
+    /* A CI job's container may have a read-only root: the state goes where it can (state.c). */
+    const char *tmp = access("/tmp", W_OK | X_OK) == 0       ? "/tmp"
+                      : access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm"
+                                                             : NULL;
+    if (c->uid == 0 && access("/run", W_OK) == 0)
       check_add(c, name, RRT_CHECK_OK, NULL, "XDG_RUNTIME_DIR not set; root's state is in /run");
+    else if (c->uid == 0 && tmp)
+      check_add(c, name, RRT_CHECK_OK, NULL,
+                "XDG_RUNTIME_DIR not set and /run is not writable; root's state is in "
+                "%s/rootlessrt-0",
+                tmp);
+    else if (c->uid == 0)
+      check_add(c, name, RRT_CHECK_FAIL, xstrdup("export XDG_RUNTIME_DIR=/some/writable/dir"),
+                "XDG_RUNTIME_DIR not set and none of /run, /tmp, /dev/shm is writable: create "
+                "fails without --root");
+    else if (c->nested && (tmp || access(run, W_OK | X_OK) == 0))
+      /* A CI job has no login session: no engine of the host looks for its state. */
+      check_add(c, name, RRT_CHECK_OK, NULL,
+                "XDG_RUNTIME_DIR not set (a CI job's container): the state goes to %s/%s",
+                access(run, W_OK | X_OK) == 0 ? run : tmp,
+                access(run, W_OK | X_OK) == 0 ? "rootlessrt" : rootlessrt_uid);
     else
       check_add(c, name, RRT_CHECK_WARN, runtime_dir_fix(c, NULL),
                 "XDG_RUNTIME_DIR is not set (su, sudo, cron?): state goes to /run/user/%u or "
@@ -245,6 +267,13 @@ static void report_device(struct rrt_check *c, const struct device *d)
   if (!e) {
     check_add(c, d->item, RRT_CHECK_OK, NULL, "%s opens read-write (mode %04o)", d->path,
               (unsigned)(st.st_mode & 07777));
+  } else if (!have && c->nested) {
+    /* Not the host's to fix from inside a CI job's container: the engine's option gives it. */
+    check_add(c, d->item, RRT_CHECK_WARN,
+              xasprintf("docker run --device %s ...  # podman run --device %s; a pod: a device "
+                        "plugin",
+                        d->path, d->path),
+              "%s: %s (the job's container has none): %s", d->path, strerror(e), d->needed_by);
   } else if (!have) {
     check_add(c, d->item, RRT_CHECK_WARN, xasprintf("sudo modprobe %s", d->module), "%s: %s: %s",
               d->path, strerror(e), d->needed_by);
@@ -311,9 +340,44 @@ static void report_optional_tool(struct rrt_check *c, const char *name, enum che
   }
 }
 
+/* The fast path of the container's own connections: what the kernel lets a user namespace's
+ * root do with nf_tables (the modules a rootless user cannot load). */
+static void report_fast_path(struct rrt_check *c)
+{
+  static const char fix[] =
+      "printf '%s\\n' nf_tables nft_redir nft_compat xt_NFQUEUE nft_tproxy nft_reject_inet | "
+      "sudo tee /etc/modules-load.d/rootlessrt.conf && sudo systemctl restart "
+      "systemd-modules-load";
+  int tcp = 0, gate = 0, udp = 0;
+  cleanup_free char *why = NULL;
+  struct rrt_error err = RRT_ERROR_INIT;
+  if (rrt_net_fast_path_probe(&tcp, &gate, &udp, &why, &err) < 0) {
+    check_add(c, "net-fast-path", RRT_CHECK_WARN, NULL,
+              "cannot try nf_tables in a user namespace (%s): the container's own connections "
+              "may go through libslirp (slower)",
+              rrt_error_msg(&err));
+    rrt_error_clear(&err);
+    return;
+  }
+  if (tcp == 0 && gate == 0 && udp == 0) {
+    check_add(c, "net-fast-path", RRT_CHECK_OK, NULL,
+              "nf_tables takes the rules: the container's own TCP and UDP bypass libslirp");
+    return;
+  }
+  const char *tcp_what = tcp    ? "the container's own TCP goes through libslirp (slower)"
+                         : gate ? "a refused TCP destination is a reset after connect() (no SYN "
+                                  "gate: NFQUEUE)"
+                                : NULL;
+  const char *udp_what = udp ? "its own UDP goes through libslirp (slower)" : NULL;
+  check_add(c, "net-fast-path", RRT_CHECK_WARN, xstrdup(fix), "nf_tables: %s: %s%s%s",
+            why ? why : "refused", tcp_what ? tcp_what : "", tcp_what && udp_what ? "; " : "",
+            udp_what ? udp_what : "");
+}
+
 void check_net_helpers(struct rrt_check *c)
 {
   report_rootlessrt_net(c);
+  report_fast_path(c);
   report_optional_tool(c, "slirp4netns", PKG_SLIRP4NETNS, "pasta");
   report_optional_tool(c, "pasta", PKG_PASST, "slirp4netns");
 }

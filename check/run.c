@@ -18,6 +18,7 @@ void rrt_check_run(struct rrt_check *c)
   check_subids(c);
   check_helpers(c);
   check_userns(c);
+  check_nested(c);
   check_runtime_dir(c);
   check_cgroups(c);
   check_devices(c);

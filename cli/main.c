@@ -220,6 +220,9 @@ int main(int argc, char **argv)
   struct rrt_error err = RRT_ERROR_INIT;
   bool exit_now = false;
   int status = 1;
+  /* A runtime error of exec exits 255, as runc's: its process's own status is anything else (a
+   * process exiting 1 is common). docs/cli.md, "Exit status". Every other verb exits 1. */
+  int failed = 1;
 
   rrt_phase_start();
   if (parse_global(argc, argv, &g, &exit_now, &err) < 0)
@@ -265,11 +268,13 @@ int main(int argc, char **argv)
     rrt_phase("%s: %s", name,
               rrt_exe_is_sealed() ? "running from a sealed copy of the binary" : "started");
   }
+  if (v->fn == rrt_cmd_exec)
+    failed = 255;
   status = v->fn(&g, argc - optind, argv + optind, &err);
   if (status >= 0)
     return status;
 fail:
   rrt_log(RRT_LOG_ERROR, "%s", rrt_error_msg(&err));
   rrt_error_clear(&err);
-  return 1;
+  return failed;
 }

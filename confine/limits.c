@@ -39,6 +39,9 @@ static int apply_rlimits(const struct rrt_process *proc, struct rrt_error *err)
   return 0;
 }
 
+/* Written by a process that is still dumpable (confine.h, rrt_oom_score_adj_apply): an undumpable
+ * process's /proc/self files belong to root of the user namespace its memory was made in (the
+ * runtime's), which the container's root is not, so the open would fail. */
 static int apply_oom_score_adj(int value, struct rrt_error *err)
 {
   if (value < -1000 || value > 1000)
@@ -182,13 +185,18 @@ static int apply_scheduler(const struct rrt_scheduler *s, struct rrt_error *err)
   return 0;
 }
 
+int rrt_oom_score_adj_apply(const struct rrt_process *proc, struct rrt_error *err)
+{
+  if (!proc || !proc->has_oom_score_adj)
+    return 0;
+  return apply_oom_score_adj(proc->oom_score_adj, err);
+}
+
 int rrt_process_limits_apply(const struct rrt_process *proc, struct rrt_error *err)
 {
   if (!proc)
     return 0;
   if (apply_rlimits(proc, err) < 0)
-    return -1;
-  if (proc->has_oom_score_adj && apply_oom_score_adj(proc->oom_score_adj, err) < 0)
     return -1;
   if (proc->io_priority.present && apply_io_priority(&proc->io_priority, err) < 0)
     return -1;

@@ -412,11 +412,15 @@ int rrt_process_prepare(const struct rrt_spec *spec, struct rrt_error *err)
   if (!id_mapped("/proc/self/gid_map", u->gid))
     return rrt_error_msgf(
         err, EINVAL, "process.user.gid %u: not mapped in the container's user namespace", u->gid);
-  if (u->n_additional_gids > 0 && rrt_process_keep_groups(spec))
-    return rrt_error_msgf(err, EINVAL,
-                          "process.user.additionalGids: cannot be set with the annotation "
-                          "run.oci.keep_original_groups (the runtime's groups are kept)");
-  for (size_t i = 0; i < u->n_additional_gids; i++)
+  /* With run.oci.keep_original_groups the list is ignored, as crun ignores it: podman 4.3
+   * sends both with --userns=keep-id (every distrobox and toolbox), the list from the image's
+   * /etc/group, and the user asked for the groups they have. */
+  bool keep_groups = rrt_process_keep_groups(spec);
+  if (keep_groups && u->n_additional_gids > 0)
+    rrt_debug("process.user.additionalGids: %zu ignored, run.oci.keep_original_groups keeps "
+              "the runtime's groups",
+              u->n_additional_gids);
+  for (size_t i = 0; !keep_groups && i < u->n_additional_gids; i++)
     if (!id_mapped("/proc/self/gid_map", u->additional_gids[i]))
       return rrt_error_msgf(err, EINVAL,
                             "process.user.additionalGids[%zu] %u: not mapped in the container's "

@@ -353,21 +353,15 @@ static int make_state_files(struct create_ctx *c, struct rrt_error *err)
   return 0;
 }
 
-static bool caller_privileged(void)
-{
-  if (rrt_host_privileged())
-    return true;
-  /* uid 0 in a non-initial user namespace (rootless podman calls us so):
-   * honour the config as written. */
-  return geteuid() == 0;
-}
-
+/* Host root, root of rootless podman's namespace, a user, or a CI job's container (userns.h). */
 static int setup_userns_plan(struct create_ctx *c, struct rrt_error *err)
 {
-  if (rrt_userns_plan(c->spec, getuid(), getgid(), rrt_user_name(getuid()), caller_privileged(),
-                      "/etc/subuid", "/etc/subgid", &c->plan, err) < 0)
-    return rrt_error_wrap(err, "user namespace");
-  return 0;
+  struct rrt_userns_caller caller;
+  rrt_userns_caller_read(&caller);
+  int r = rrt_userns_plan_caller(c->spec, &caller, &c->plan, err);
+  c->init.nested = caller.nested;
+  rrt_userns_caller_free(&caller);
+  return r < 0 ? rrt_error_wrap(err, "user namespace") : 0;
 }
 
 static int run_hooks(struct create_ctx *c, enum rrt_hook_kind kind, const char *status,
@@ -388,17 +382,13 @@ static int run_hooks(struct create_ctx *c, enum rrt_hook_kind kind, const char *
 
 /* The container's cgroups (cgroup.c says where and what): limits and device rules applied
  * before init is moved in. */
-/* rrt_cgroup_opts.found: the state directory records each cgroup directory of the container's
- * before it is made (a pending record, which delete --force only rmdirs) and before anything
- * goes into it. */
-static int record_cgroup(const struct rrt_cgroup *cg, const char *pending, void *arg,
-                         struct rrt_error *err)
+/* rrt_cgroup_opts.record: the state directory records, once, the cgroup directories create is
+ * about to make, before the first is made. */
+static int record_cgroup(const struct rrt_cgroup *mine, void *arg, struct rrt_error *err)
 {
   struct create_ctx *c = arg;
-  if (pending)
-    return rrt_state_record_pending_cgroup(c->dirfd, pending, err) < 0 ? in_state_dir(c, err) : 0;
   struct rrt_state st = {0};
-  rrt_cgroup_store(cg, &st);
+  rrt_cgroup_store(mine, &st);
   int r = rrt_state_record_cgroup(c->dirfd, &st, err);
   rrt_state_free(&st);
   return r < 0 ? in_state_dir(c, err) : 0;
@@ -421,8 +411,8 @@ static int setup_cgroup(struct create_ctx *c, pid_t init, struct rrt_error *err)
                                     .privileged = rrt_host_privileged(),
                                     .limits_warn = limits_warn,
                                     .cgroup_shared = shared,
-                                    .found = record_cgroup,
-                                    .found_arg = c};
+                                    .record = record_cgroup,
+                                    .record_arg = c};
   struct rrt_cgroup cg;
   if (rrt_cgroup_create(&o, init, &cg, err) < 0)
     return -1;
@@ -648,9 +638,9 @@ static int send_resolv_conf(struct create_ctx *c, int sync_fd, struct rrt_error 
 }
 
 /* process.oomScoreAdj as real root: written by the runtime into init, blocked and still ours,
- * since init drops CAP_SYS_RESOURCE (needed to lower it) with the container's capabilities
- * before it applies its limits; a value the kernel refuses is an error, as with runc. Init's own
- * write of the same value then passes (the kernel's floor is the value set here). */
+ * since init in a user namespace has no CAP_SYS_RESOURCE (needed to lower it) on the host; a
+ * value the kernel refuses is an error, as with runc. Init writes none itself then
+ * (oom_by_runtime): undumpable in a joined pid namespace, it could not open its own file. */
 static int set_oom_score_adj(const struct rrt_spec *spec, pid_t init, struct rrt_error *err)
 {
   if (!spec->process || !spec->process->has_oom_score_adj || !rrt_host_privileged())
@@ -738,6 +728,7 @@ static int do_create(struct create_ctx *c, pid_t *init_out, struct rrt_error *er
   /* The user namespace first, alone: every namespace the child creates
    * afterwards is owned by it, so its owner (this user) can enter them. */
   c->init.runtime_cpu = -1;
+  c->init.oom_by_runtime = rrt_host_privileged(); /* set_oom_score_adj */
   if (c->plan.method == RRT_MAP_HELPERS &&
       sched_getaffinity(0, sizeof(c->init.cpus), &c->init.cpus) == 0 &&
       CPU_COUNT(&c->init.cpus) > 1)

@@ -295,6 +295,10 @@ fail:
 __attribute__((noreturn)) static void join_and_fork(const struct child_args *a)
 {
   struct rrt_error err = RRT_ERROR_INIT;
+  /* While still dumpable, with the runtime's credentials; the process forked below inherits it
+   * (confine.h). */
+  if (rrt_oom_score_adj_apply(a->pspec->process, &err) < 0)
+    goto fail;
   /* Before the first setns: from here on, the container could see us (confine.h). The process
    * forked below inherits it. */
   rrt_confine_undumpable();
@@ -558,17 +562,15 @@ static int fork_joiner(const struct rrt_exec_opts *o, struct exec_run *r, int *r
   return 0;
 }
 
-/* The process failed before execve: in the foreground, its status (127/126 like a shell), the
- * message logged; detached, the error. */
+/* The process failed before execve: an error (exec exits 255, not a status the process could
+ * have had), once the process is gone in the foreground. */
 static int failed_before_execve(const struct rrt_exec_opts *o, pid_t pid, struct rrt_error *err)
 {
-  if (pid <= 0 || o->detach)
-    return -1;
-  rrt_forward_signals(pid, false);
-  int status = rrt_wait_reaping(pid);
-  rrt_log(RRT_LOG_ERROR, "%s", rrt_error_msg(err));
-  rrt_error_clear(err);
-  return status < 0 ? 1 : status;
+  if (pid > 0 && !o->detach) {
+    rrt_forward_signals(pid, false);
+    (void)rrt_wait_reaping(pid);
+  }
+  return -1;
 }
 
 /* The joiner's reports, the joiner reaped, then the process: its exit status in the foreground,

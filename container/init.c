@@ -265,6 +265,9 @@ static int enter_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
  * able to signal every process there; the parent stays until the maps are written and exits. */
 static int become_init(struct rrt_init_args *ia, bool joined_pid, struct rrt_error *err)
 {
+  /* Now, while this process is dumpable, and inherited by the fork (confine.h). */
+  if (!ia->oom_by_runtime && rrt_oom_score_adj_apply(ia->spec->process, err) < 0)
+    return -1;
   if (!has_ns(ia, CLONE_NEWPID) && !has_ns(ia, CLONE_NEWTIME)) {
     if (ia->cg_join && rrt_cgroup_join_self(ia->cg_join, ia->cg_in_v2, err) < 0)
       return -1;
@@ -333,6 +336,31 @@ static int setup_namespaces(struct rrt_init_args *ia, struct rrt_error *err)
   return 0;
 }
 
+/*
+ * After an EPERM from sethostname (or setdomainname) in the container's own uts namespace:
+ * whether a seccomp filter outside refused it (podman's default profile does without
+ * CAP_SYS_ADMIN, a CI job's container nested) rather than the kernel. The kernel checks the
+ * capability, which init holds here, and then the length: a name one byte too long is EINVAL
+ * from the kernel and EPERM only from a filter. Then the container keeps the name it inherited,
+ * and one warning says so: the job runs, as under any engine that sets no hostname.
+ */
+static bool name_refused_by_seccomp(int (*set)(const char *, size_t), const char *what,
+                                    const char *name)
+{
+  if (errno != EPERM)
+    return false;
+  char long_name[66];
+  memset(long_name, 'x', sizeof(long_name));
+  if (set(long_name, 65) == 0 || errno != EPERM) {
+    errno = EPERM;
+    return false;
+  }
+  rrt_warn("%s \"%s\" not set: the outer container's seccomp profile refuses %s (podman's "
+           "default does without CAP_SYS_ADMIN); the container keeps the one it inherited",
+           what, name, strcmp(what, "hostname") == 0 ? "sethostname" : "setdomainname");
+  return true;
+}
+
 static int set_names(const struct rrt_init_args *ia, struct rrt_error *err)
 {
   const struct rrt_spec *spec = ia->spec;
@@ -341,9 +369,11 @@ static int set_names(const struct rrt_init_args *ia, struct rrt_error *err)
     own_uts |= ia->join_types[i] == CLONE_NEWUTS;
   if ((spec->hostname || spec->domainname) && !own_uts)
     return rrt_error_msgf(err, EINVAL, "hostname: needs a uts namespace in linux.namespaces");
-  if (spec->hostname && sethostname(spec->hostname, strlen(spec->hostname)) < 0)
+  if (spec->hostname && sethostname(spec->hostname, strlen(spec->hostname)) < 0 &&
+      !name_refused_by_seccomp(sethostname, "hostname", spec->hostname))
     return rrt_error_errno(err, "hostname \"%s\"", spec->hostname);
-  if (spec->domainname && setdomainname(spec->domainname, strlen(spec->domainname)) < 0)
+  if (spec->domainname && setdomainname(spec->domainname, strlen(spec->domainname)) < 0 &&
+      !name_refused_by_seccomp(setdomainname, "domainname", spec->domainname))
     return rrt_error_errno(err, "domainname \"%s\"", spec->domainname);
   return 0;
 }
@@ -380,6 +410,7 @@ static int setup_container(struct rrt_init_args *ia, char **state_json,
       .spec = spec,
       .rootfs = ia->rootfs,
       .userns = !rrt_in_initial_userns(),
+      .nested = ia->nested,
       .new_netns = (ia->ns_flags & CLONE_NEWNET) != 0,
       .new_pidns = has_ns(ia, CLONE_NEWPID),
       .new_ipcns = has_ns(ia, CLONE_NEWIPC),

@@ -34,8 +34,17 @@ int rrt_state_root(const char *flag_root, bool create, char **out, struct rrt_er
       path = xstrdup("/run/rootlessrt");
     else if (access(run_user, W_OK | X_OK) == 0)
       path = xasprintf("%s/rootlessrt", run_user);
-    else
+    else if (access("/tmp", W_OK | X_OK) == 0 || access("/dev/shm", W_OK | X_OK) < 0)
       path = xasprintf("/tmp/rootlessrt-%u", geteuid());
+    else /* a CI job's container with a read-only root and no tmpfs on /tmp */
+      path = xasprintf("/dev/shm/rootlessrt-%u", geteuid());
+    if (create && strncmp(path, "/tmp/", 5) == 0 && access("/tmp", W_OK | X_OK) < 0 &&
+        access(path, W_OK | X_OK) < 0)
+      return rrt_error_msgf(err, EROFS,
+                            "no writable state directory: XDG_RUNTIME_DIR is not set and "
+                            "none of %s, /tmp, /dev/shm is writable: set XDG_RUNTIME_DIR to a "
+                            "writable directory, or pass --root DIR",
+                            geteuid() == 0 ? "/run" : run_user);
   }
   if (create) {
     /* --root may name a path whose parents do not exist yet, like runc. */
@@ -332,38 +341,30 @@ int rrt_state_record_init(int dirfd, pid_t pid, unsigned long long start, struct
   return 0;
 }
 
-/* A record replaced whole: a new symlink renamed over the old one. */
-static int replace_record(int dirfd, const char *name, const char *target, struct rrt_error *err)
-{
-  char tmp[64];
-  snprintf(tmp, sizeof(tmp), ".%s.new", name);
-  unlinkat(dirfd, tmp, 0);
-  if (symlinkat(target, dirfd, tmp) < 0 || renameat(dirfd, tmp, dirfd, name) < 0) {
-    int e = errno;
-    unlinkat(dirfd, tmp, 0);
-    return rrt_error_set(err, e, "write the %s record", name);
-  }
-  return 0;
-}
-
-/* A cgroup directory create is about to make: "cgroup-new" until the next is known. */
-int rrt_state_record_pending_cgroup(int dirfd, const char *dir, struct rrt_error *err)
-{
-  return replace_record(dirfd, "cgroup-new", dir, err);
-}
-
-/* Written again as each directory is found to be the container's (rrt_cgroup_opts.found): the
- * last write holds them all. */
+/*
+ * The container's cgroups, one symlink "cgroups" made once (rrt_cgroup_opts.record, before the
+ * first directory is made): its target is the JSON state.json has for them (v1 directories, the
+ * systemd scope) with the cgroup2 directory as "v2". Before, a record per directory was replaced
+ * by rename as each was made: on ext4 under load those renames were most of a create's time.
+ */
 int rrt_state_record_cgroup(int dirfd, const struct rrt_state *st, struct rrt_error *err)
 {
-  if (st->cgroup && replace_record(dirfd, "cgroup", st->cgroup, err) < 0)
-    return -1;
-  /* cgroup v1 directories and the systemd scope, as state.json has them (cgroup.c). */
-  if (st->cgroups_json && strlen(st->cgroups_json) < PATH_MAX &&
-      replace_record(dirfd, "cgroups", st->cgroups_json, err) < 0)
-    return -1;
-  unlinkat(dirfd, "cgroup-new", 0); /* superseded */
-  return 0;
+  json_object *o = st->cgroups_json ? json_tokener_parse(st->cgroups_json) : NULL;
+  if (!o)
+    o = json_object_new_object();
+  if (st->cgroup)
+    json_object_object_add(o, "v2", json_object_new_string(st->cgroup));
+  const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+  int r = 0;
+  if (strlen(text) >= PATH_MAX)
+    r = rrt_error_msgf(err, ENAMETOOLONG,
+                       "linux.cgroupsPath: the container's cgroup directories (%zu bytes) do not "
+                       "fit in its cgroup record (%d)",
+                       strlen(text), PATH_MAX - 1);
+  else if (symlinkat(text, dirfd, "cgroups") < 0)
+    r = rrt_error_errno(err, "write the cgroups record");
+  json_object_put(o);
+  return r;
 }
 
 /* A record's target, when it is a symlink of ours. */
@@ -404,14 +405,21 @@ void rrt_state_from_records(int dirfd, const char *id, struct rrt_state *st)
     st->pid = pid;
     st->pid_start = start;
   }
-  char *cg = read_record(dirfd, "cgroup");
+  char *cgs = read_record(dirfd, "cgroups");
+  if (cgs && cgs[0] == '{') {
+    json_object *o = json_tokener_parse(cgs), *v2 = NULL;
+    if (o && json_object_object_get_ex(o, "v2", &v2) && json_object_is_type(v2, json_type_string) &&
+        json_object_get_string(v2)[0] == '/')
+      st->cgroup = xstrdup(json_object_get_string(v2));
+    json_object_put(o);
+    st->cgroups_json = steal_ptr(&cgs);
+  }
+  free(cgs);
+  /* A state directory an earlier version made: its v2 directory in a record of its own. */
+  char *cg = st->cgroup ? NULL : read_record(dirfd, "cgroup");
   if (cg && cg[0] == '/')
     st->cgroup = steal_ptr(&cg);
   free(cg);
-  char *cgs = read_record(dirfd, "cgroups");
-  if (cgs && cgs[0] == '{')
-    st->cgroups_json = steal_ptr(&cgs);
-  free(cgs);
 }
 
 int rrt_state_inspect(const char *root, const char *id, struct rrt_state *st, const char **status,

@@ -9,6 +9,10 @@
 # figure alike. Two layouts: this host's own cgroups (cgroupfs; v1 controllers on a hybrid host,
 # what containerd's CRI uses here; crun refuses a hybrid layout and is left out there) and a
 # private cgroup2 on /sys/fs/cgroup in a mount namespace of the bench's own (all three).
+# BENCH_SHIM_STATE=disk puts the runtimes' state roots (--runc-root) in a directory of the
+# bench's own under /run instead of its tmpfs: on this host /run is the root filesystem (ext4),
+# where containerd's own default, /run/containerd/runc, is. BENCH_SHIM_LOAD=N runs N busy loops
+# beside it (a loaded host: CRI creates while other pods work).
 set -u
 export LC_ALL=C
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -42,7 +46,12 @@ layout=$2 rt=$3
 n=${BENCH_SHIM_N:-20}
 W=$(mktemp -d /tmp/rrt-bench-shim.XXXXXX) || exit 1
 ctrd_pid=""
+state=$W
+[ "${BENCH_SHIM_STATE:-tmpfs}" = disk ] && state=$(mktemp -d /run/rrt-bench-shim.XXXXXX)
+busy=()
 cleanup() {
+  [ ${#busy[@]} -gt 0 ] && kill "${busy[@]}" 2>/dev/null
+  [ "$state" != "$W" ] && rm -rf "$state"
   if [ -n "$ctrd_pid" ]; then
     kill "$ctrd_pid" 2>/dev/null
     wait "$ctrd_pid" 2>/dev/null
@@ -77,7 +86,7 @@ for r in runc rootlessrt-nocg crun-nocg; do [ -n "${real[$r]:-}" ] && names+=("$
 
 mkdir -p "$W/bin" "$W/root" "$W/state" "$W/fifo"
 for r in "${names[@]}"; do
-  mkdir -p "$W/rt-$r"
+  mkdir -p "$state/rt-$r"
   cat >"$W/bin/$r" <<EOF
 #!/bin/bash
 verb=other
@@ -119,7 +128,7 @@ bash "$here/../tests/engines/oci-image.sh" "$W/img.tar" "$img" >/dev/null 2>&1 &
 
 one() { # one RUNTIME ID: run -d, kill, wait for the exit, delete (create, start, kill, delete)
   ctr_ run -d --runtime io.containerd.runc.v2 --runc-binary "$W/bin/$1" \
-    --runc-root "$W/rt-$1" --fifo-dir "$W/fifo" "$img" "$2" sleep 100 >/dev/null 2>"$W/err" || {
+    --runc-root "$state/rt-$1" --fifo-dir "$W/fifo" "$img" "$2" sleep 100 >/dev/null 2>"$W/err" || {
     echo "bench-shim: $layout: $1: ctr run failed: $(head -n 3 "$W/err")" >&2
     return 1
   }
@@ -140,6 +149,10 @@ for r in "${names[@]}"; do one "$r" "warm-$r" && kept+=("$r"); done
 [ "${kept[0]:-}" = rootlessrt ] || exit 1
 names=("${kept[@]}")
 rm -f "$W"/*.log
+for _ in $(seq "${BENCH_SHIM_LOAD:-0}"); do
+  (while :; do :; done) &
+  busy+=($!)
+done
 for i in $(seq "$n"); do
   for r in "${names[@]}"; do one "$r" "b$i-$r" || exit 1; done
 done
@@ -152,7 +165,9 @@ stat() { # stat LOG VERB
       m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
       printf " %6.2f %6.2f %6.2f ms", a[1] / 1000, m / 1000, s / NR / 1000 }'
 }
-echo "  $layout cgroups (min median mean of $n):"
+[ ${#busy[@]} -gt 0 ] && kill "${busy[@]}" 2>/dev/null
+busy=()
+echo "  $layout cgroups (min median mean of $n; state roots on ${BENCH_SHIM_STATE:-tmpfs}, ${BENCH_SHIM_LOAD:-0} busy loops, load $(cut -d' ' -f1-3 /proc/loadavg)):"
 printf '    %-8s' verb
 for r in "${names[@]}"; do printf ' %23s' "$r"; done
 echo

@@ -30,8 +30,9 @@ LAYERS = {
     "check": 5,
     "cli": 6,
     "systemd": 6,
+    "pull": 6,  # the registry client (rootlessrt-pull): base/ only
 }
-PROGRAMS = {"net/helper_main"}  # a main() of its own: on top, like cli/
+PROGRAMS = {"net/helper_main", "pull/helper_main"}  # a main() of its own: on top, like cli/
 
 
 def read_objects(objdir):

@@ -41,8 +41,9 @@ fi
 # libc headers: a compiler alone cannot build anything.
 [ -e /usr/include/stdio.h ] || need libc6-dev
 
-# `install-deps.sh fuzz`: clang and its libFuzzer runtime, for `make fuzz` only.
-if [ "${1:-}" = fuzz ]; then
+# clang and its libFuzzer runtime: `make fuzz` needs them (`install-deps.sh fuzz`), and `make
+# check` runs a few seconds of each fuzzer with them, so as root they are installed for it too.
+if [ "${1:-}" = fuzz ] || [ "$(id -u)" -eq 0 ]; then
   have_cmd clang || need clang
   ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
     need libclang-rt-dev
@@ -74,11 +75,11 @@ if [ "$(id -u)" -eq 0 ]; then
   # the pod's infra container); dockerd for tests/engines/docker.sh (docker.io pulls in tini as
   # docker-init, and runc, the suite's reference runtime); a local registry, skopeo to push to it
   # and htpasswd for its password file (t-registry.sh), openssl to sign the tokens of
-  # t-registry-token.sh's token server.
+  # t-registry-token.sh's token server; distrobox for podman's distrobox scenario.
   for pair in containerd:containerd containerd-shim-runc-v2:containerd rootlesskit:rootlesskit \
     systemctl:systemd podman:podman fuse-overlayfs:fuse-overlayfs catatonit:catatonit \
     dockerd:docker.io docker-init:tini runc:runc docker-registry:docker-registry skopeo:skopeo \
-    htpasswd:apache2-utils openssl:openssl; do
+    htpasswd:apache2-utils openssl:openssl distrobox:distrobox; do
     have_cmd "${pair%%:*}" || need "${pair#*:}"
   done
   pkg_installed dbus-user-session || need dbus-user-session

@@ -221,6 +221,7 @@ int rrt_store_tmp_make(const char *path, struct rrt_error *err)
   if (slash)
     *slash = '\0';
   cleanup_close int hold = rrt_store_tmp_hold(tmpdir, LOCK_SH);
+  (void)hold; /* held (a shared lock on tmp/) until return */
   if (mkdir(path, 0755) < 0)
     return rrt_error_errno(err, "mkdir %s", path);
   int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -10,6 +10,7 @@
 
 #include "digest.h"
 #include "manifest.h"
+#include "rootlessrt/escape.h"
 #include "rootlessrt/util.h"
 
 #define REF_NAME "org.opencontainers.image.ref.name"
@@ -252,8 +253,11 @@ int rrt_image_check_platform(const struct rrt_image_config *c, struct rrt_error 
   if (rrt_image_platform_chosen)
     return 0; /* --platform: the user asked for that image, whatever this machine runs */
   const char *variant, *arch = goarch_variant(&variant);
-  if (c->os && *c->os && strcmp(c->os, "linux") != 0)
-    return rrt_error_msgf(err, ENOEXEC, "the image is for %s, this machine is linux", c->os);
+  /* The config's words are the image's: escaped where they are printed (escape.h). */
+  if (c->os && *c->os && strcmp(c->os, "linux") != 0) {
+    cleanup_free char *os = rrt_escape(c->os);
+    return rrt_error_msgf(err, ENOEXEC, "the image is for %s, this machine is linux", os);
+  }
   if (!c->architecture || !*c->architecture)
     return 0;
   /* An arm image of an older variant runs on a newer arm (v6 on v7); arm64's v8/v9 alike. */
@@ -261,11 +265,12 @@ int rrt_image_check_platform(const struct rrt_image_config *c, struct rrt_error 
               (!variant || !c->variant || !*c->variant || strcmp(c->variant, variant) <= 0);
   if (same)
     return 0;
+  cleanup_free char *ia = rrt_escape(c->architecture);
+  cleanup_free char *iv = c->variant && *c->variant ? rrt_escape(c->variant) : NULL;
   return rrt_error_msgf(err, ENOEXEC,
                         "the image is for %s%s%s, this machine is %s%s%s: an image of another "
                         "architecture is not run (no binfmt emulation)",
-                        c->architecture, c->variant && *c->variant ? "/" : "",
-                        c->variant ? c->variant : "", arch, variant ? "/" : "",
+                        ia, iv ? "/" : "", iv ? iv : "", arch, variant ? "/" : "",
                         variant ? variant : "");
 }
 

@@ -101,13 +101,18 @@ bool rrt_image_name_parse(const char *name, bool *qualified)
     if (!tag_ok(colon + 1))
       return false;
   }
-  /* The first of several components is a host when it has a '.' or a ':' or is localhost. */
+  /* The first of several components is a host when it has a '.' or a ':', is localhost, or has
+   * an upper-case letter (no path component may: docker's and containers/image's rule). */
   const char *p = s;
   bool host = false;
   const char *first_end = strchr(p, '/');
   if (first_end) {
     size_t n = (size_t)(first_end - p);
-    if (memchr(p, '.', n) || memchr(p, ':', n) || (n == 9 && strncmp(p, "localhost", 9) == 0)) {
+    bool upper = false;
+    for (size_t i = 0; i < n; i++)
+      upper = upper || isupper((unsigned char)p[i]);
+    if (memchr(p, '.', n) || memchr(p, ':', n) || (n == 9 && strncmp(p, "localhost", 9) == 0) ||
+        upper) {
       if (!domain(p, n))
         return false;
       p = first_end + 1, host = true;

@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <ftw.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +32,7 @@
 #include "names.h"
 #include "source.h"
 #include "rootlessrt/reexec.h"
+#include "rootlessrt/rmtree.h"
 #include "rootlessrt/util.h"
 
 #define PULL_PREFIX "pull-"
@@ -41,17 +41,10 @@
 #define IMPORT_GRACE_MS 10000
 #define HELPER_GRACE_MS 200 /* after the import is done, for the client to exit by itself */
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-  (void)st, (void)flag, (void)ftw;
-  remove(path);
-  return 0;
-}
-
-/* The download directory is the caller's own files: a plain depth-first removal. */
+/* The download directory is the caller's own files; removed as every tree is (rrt_remove_tree). */
 static void remove_dir(const char *path)
 {
-  nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  (void)rrt_remove_tree(path, NULL);
 }
 
 /* STORE/tmp/partial-sha256-HEX: a layer's compressed bytes as far as a cut pull got, which the

@@ -2,7 +2,6 @@
  * maps, the ids every container of the caller sees: unpacking layers, removing upper dirs. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "rootlessrt/image.h"
+#include "rootlessrt/rmtree.h"
 #include "rootlessrt/userns.h"
 #include "rootlessrt/util.h"
 
@@ -42,10 +42,15 @@ fail:
 
 static int map_child(pid_t pid, struct rrt_error *err)
 {
-  struct rrt_spec spec = {0};
+  /* A new user namespace without maps in the config: the maps a container of this caller
+   * gets by default (container.c), nested or not. */
+  struct rrt_namespace userns = {.type = CLONE_NEWUSER};
+  struct rrt_spec spec = {.lnx = {.namespaces = &userns, .n_namespaces = 1}};
   struct rrt_userns_plan plan = {0};
-  int r = rrt_userns_plan(&spec, getuid(), getgid(), rrt_user_name(getuid()), rrt_host_privileged(),
-                          "/etc/subuid", "/etc/subgid", &plan, err);
+  struct rrt_userns_caller caller;
+  rrt_userns_caller_read(&caller);
+  int r = rrt_userns_plan_caller(&spec, &caller, &plan, err);
+  rrt_userns_caller_free(&caller);
   if (r == 0 && plan.method != RRT_MAP_NONE)
     r = rrt_userns_write_maps(pid, &plan, err);
   rrt_userns_plan_free(&plan);
@@ -99,21 +104,11 @@ int rrt_userns_call(int (*fn)(void *arg, struct rrt_error *err), void *arg, stru
   return rrt_error_msgf(err, EIO, "the user namespace child ended (status %d)", status);
 }
 
-static int remove_one(const char *path, const struct stat *st, int type, struct FTW *f)
-{
-  (void)st;
-  (void)f;
-  /* An unreadable directory (overlayfs' work/work is mode 0) is not walked, and empty. */
-  int r = type == FTW_DP || type == FTW_DNR ? rmdir(path) : unlink(path);
-  return r < 0 && errno != ENOENT ? -1 : 0;
-}
-
+/* The tree may be a container's upper directory, which a process of it that outlived init can
+ * still be changing: rrt_remove_tree never follows a symlink nor enters another mount. */
 static int remove_fn(void *arg, struct rrt_error *err)
 {
-  const char *path = arg;
-  if (nftw(path, remove_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0 && errno != ENOENT)
-    return rrt_error_errno(err, "remove %s", path);
-  return 0;
+  return rrt_remove_tree(arg, err);
 }
 
 int rrt_remove_tree_userns(const char *path, struct rrt_error *err)

@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+
 #include "rootlessrt/log.h"
 #include "rootlessrt/util.h"
 #include "net_internal.h"
@@ -123,6 +125,242 @@ static int setup_tap(const struct rrt_net_config *cfg, const struct net_addrs *a
   return steal_fd(&tap);
 }
 
+/* A listener of the fast path on the container's loopback, at a port the kernel picks. */
+static int fast_listener(int family, uint16_t *port, struct rrt_error *err)
+{
+  const char *name = family == AF_INET6 ? "[::1]" : "127.0.0.1";
+  cleanup_close int fd =
+      net_fault("socket") ? -1 : socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return rrt_error_errno(err, "listener %s: socket", name);
+  struct sockaddr_storage ss = {0};
+  socklen_t len;
+  if (family == AF_INET6) {
+    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+    int one = 1;
+    (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    s6->sin6_family = AF_INET6;
+    s6->sin6_addr = in6addr_loopback;
+    len = sizeof(*s6);
+  } else {
+    struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+    s4->sin_family = AF_INET;
+    s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    len = sizeof(*s4);
+  }
+  if (net_fault("bind") || bind(fd, (struct sockaddr *)&ss, len) < 0)
+    return rrt_error_errno(err, "listener %s: bind", name);
+  if (net_fault("listen") || listen(fd, 4096) < 0)
+    return rrt_error_errno(err, "listener %s: listen", name);
+  len = sizeof(ss);
+  if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+    return rrt_error_errno(err, "listener %s: getsockname", name);
+  *port = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                   : ((struct sockaddr_in *)&ss)->sin_port);
+  return steal_fd(&fd);
+}
+
+/* The routing table and rule priority of the container's TCP (tcp_routes). */
+#define TCP_TABLE 7272
+#define TCP_ROUTE_MTU 65520
+
+/*
+ * The route a socket's connect() finds sets its segment size before any rule redirects it: by
+ * tap0's, TCP at MTU 1500 would reach the helper's listener in segments of 1448 bytes, a third
+ * of its speed on loopback. The container's TCP gets routes of its own (same gateway, same
+ * tap0) whose MTU is loopback's; should its packets go to libslirp after all (the rules removed),
+ * libslirp's MSS option keeps them to tap0's MTU.
+ */
+static int tcp_routes(const struct rrt_net_config *cfg, const struct net_addrs *a, bool v6,
+                      struct rrt_error *err)
+{
+  unsigned idx = if_nametoindex("tap0");
+  if (idx == 0)
+    return rrt_error_errno(err, "if_nametoindex tap0");
+  cleanup_close int nl = net_nl_open(err);
+  if (nl < 0)
+    return -1;
+  if (net_nl_route_table(nl, AF_INET, (int)idx, &a->network, a->prefix, NULL, TCP_ROUTE_MTU,
+                         TCP_TABLE, err) < 0 ||
+      net_nl_route_table(nl, AF_INET, (int)idx, NULL, 0, &a->gateway, TCP_ROUTE_MTU, TCP_TABLE,
+                         err) < 0 ||
+      net_nl_rule(nl, AF_INET, IPPROTO_TCP, 0, TCP_TABLE, TCP_TABLE, err) < 0)
+    return -1;
+  if (!v6)
+    return 0;
+  struct in6_addr net6, gw6;
+  inet_pton(AF_INET6, NET_PREFIX6, &net6);
+  inet_pton(AF_INET6, NET_GATEWAY6, &gw6);
+  if (net_nl_route_table(nl, AF_INET6, (int)idx, &net6, 64, NULL, TCP_ROUTE_MTU, TCP_TABLE, err) <
+          0 ||
+      net_nl_route_table(nl, AF_INET6, (int)idx, NULL, 0, &gw6, TCP_ROUTE_MTU, TCP_TABLE, err) <
+          0 ||
+      net_nl_rule(nl, AF_INET6, IPPROTO_TCP, 0, TCP_TABLE, TCP_TABLE, err) < 0)
+    return -1;
+  return 0;
+}
+
+/*
+ * The fast path, after tap0: its listeners, the queue of the SYN gate and the nf_tables rules
+ * that send the container's TCP connections to them. Sent as one status (an error: no fast
+ * path, and why) and, when it is there, two more: the IPv6 listener and the queue (or none).
+ */
+static int send_fast_path(int sock, const struct rrt_net_config *cfg, const struct net_addrs *a)
+{
+  struct rrt_error err = RRT_ERROR_INIT;
+  uint16_t p4 = 0, p6 = 0;
+  cleanup_close int l4 = fast_listener(AF_INET, &p4, &err);
+  cleanup_close int l6 = -1;
+  if (l4 >= 0 && cfg->ipv6) {
+    struct rrt_error e6 = RRT_ERROR_INIT;
+    l6 = fast_listener(AF_INET6, &p6, &e6);
+    if (l6 < 0)
+      rrt_debug("net agent: IPv6 connections go through libslirp: %s", rrt_error_msg(&e6));
+    rrt_error_clear(&e6);
+  }
+  cleanup_close int nfq = -1;
+  if (l4 >= 0) {
+    struct rrt_error eq = RRT_ERROR_INIT;
+    nfq = net_nfq_open(&eq);
+    if (nfq >= 0 && net_nft_install(cfg, a, p4, p6, true, &eq) < 0)
+      close(steal_fd(&nfq));
+    if (nfq < 0) {
+      /* Connected after accept: fast still, but a refused destination is a reset after an
+       * accepted connect() in the container, not a refused connect(). */
+      rrt_debug("net agent: no SYN gate: %s", rrt_error_msg(&eq));
+      if (net_nft_install(cfg, a, p4, p6, false, &err) < 0)
+        close(steal_fd(&l4));
+    }
+    rrt_error_clear(&eq);
+  }
+  if (l4 >= 0 && cfg->mtu < TCP_ROUTE_MTU) {
+    struct rrt_error er = RRT_ERROR_INIT;
+    if (net_fault("route") || tcp_routes(cfg, a, l6 >= 0, &er) < 0)
+      rrt_debug("net agent: the container's TCP keeps tap0's MTU (%u): %s", cfg->mtu,
+                er.msg ? rrt_error_msg(&er) : strerror(errno));
+    rrt_error_clear(&er);
+  }
+  if (l4 < 0) {
+    int r = net_send_status(sock, -1, &err);
+    rrt_error_clear(&err);
+    return r;
+  }
+  if (net_send_status(sock, l4, NULL) < 0 || net_send_status(sock, l6, NULL) < 0)
+    return -1;
+  return net_send_status(sock, nfq, NULL);
+}
+
+/* ---------------------------------------------------------------- UDP */
+
+#define UDP_TABLE 7273
+
+static int set_transparent(int fd, int family)
+{
+  int one = 1;
+  return family == AF_INET6 ? setsockopt(fd, SOL_IPV6, IPV6_TRANSPARENT, &one, sizeof(one))
+                            : setsockopt(fd, SOL_IP, IP_TRANSPARENT, &one, sizeof(one));
+}
+
+/* The transparent socket tproxy hands the container's datagrams to, with their destination. */
+static int udp_listener(int family, uint16_t *port, struct rrt_error *err)
+{
+  const char *name = family == AF_INET6 ? "[::1]" : "127.0.0.1";
+  cleanup_close int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return rrt_error_errno(err, "UDP listener %s: socket", name);
+  int one = 1;
+  if (set_transparent(fd, family) < 0)
+    return rrt_error_errno(err, "UDP listener %s: IP_TRANSPARENT", name);
+  if ((family == AF_INET6 ? setsockopt(fd, SOL_IPV6, IPV6_RECVORIGDSTADDR, &one, sizeof(one)) ||
+                                setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))
+                          : setsockopt(fd, SOL_IP, IP_RECVORIGDSTADDR, &one, sizeof(one))) < 0)
+    return rrt_error_errno(err, "UDP listener %s: IP_RECVORIGDSTADDR", name);
+  int buf = 4 << 20;
+  (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+  struct sockaddr_storage ss = {0};
+  socklen_t len;
+  if (family == AF_INET6) {
+    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+    s6->sin6_family = AF_INET6;
+    s6->sin6_addr = in6addr_loopback;
+    len = sizeof(*s6);
+  } else {
+    struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+    s4->sin_family = AF_INET;
+    s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    len = sizeof(*s4);
+  }
+  if (bind(fd, (struct sockaddr *)&ss, len) < 0)
+    return rrt_error_errno(err, "UDP listener %s: bind", name);
+  len = sizeof(ss);
+  if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+    return rrt_error_errno(err, "UDP listener %s: getsockname", name);
+  *port = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                   : ((struct sockaddr_in *)&ss)->sin_port);
+  return steal_fd(&fd);
+}
+
+/* A socket that sends the container replies from the address it sent to (transparent: bound to an
+ * address that is not ours). */
+static int reply_socket(const struct sockaddr_storage *ss, socklen_t len, struct rrt_error *err)
+{
+  if (len < sizeof(struct sockaddr_in) || (ss->ss_family != AF_INET && ss->ss_family != AF_INET6) ||
+      (ss->ss_family == AF_INET6 && len < sizeof(struct sockaddr_in6)))
+    return rrt_error_set(err, EINVAL, "reply socket: a bad address");
+  cleanup_close int fd = socket(ss->ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return rrt_error_errno(err, "reply socket");
+  int one = 1;
+  if (ss->ss_family == AF_INET6)
+    (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+  if (set_transparent(fd, ss->ss_family) < 0)
+    return rrt_error_errno(err, "reply socket: IP_TRANSPARENT");
+  if (bind(fd, (const struct sockaddr *)ss, len) < 0)
+    return rrt_error_errno(err, "reply socket: bind");
+  return steal_fd(&fd);
+}
+
+static int udp_routes(bool v6, struct rrt_error *err)
+{
+  cleanup_close int nl = net_nl_open(err);
+  if (nl < 0)
+    return -1;
+  if (net_nl_route_local_all(nl, AF_INET, UDP_TABLE, err) < 0 ||
+      net_nl_rule(nl, AF_INET, 0, NET_MARK_UDP, UDP_TABLE, UDP_TABLE, err) < 0)
+    return -1;
+  if (v6 && (net_nl_route_local_all(nl, AF_INET6, UDP_TABLE, err) < 0 ||
+             net_nl_rule(nl, AF_INET6, 0, NET_MARK_UDP, UDP_TABLE, UDP_TABLE, err) < 0))
+    return -1;
+  return 0;
+}
+
+/* After the TCP part: the UDP listener (or why not), then the IPv6 one (or none). */
+static int send_udp_path(int sock, const struct rrt_net_config *cfg, const struct net_addrs *a)
+{
+  struct rrt_error err = RRT_ERROR_INIT;
+  uint16_t p4 = 0, p6 = 0;
+  cleanup_close int u4 =
+      net_fault("udp") ? rrt_error_set(&err, EPERM, "injected") : udp_listener(AF_INET, &p4, &err);
+  cleanup_close int u6 = -1;
+  if (u4 >= 0 && cfg->ipv6) {
+    struct rrt_error e6 = RRT_ERROR_INIT;
+    u6 = udp_listener(AF_INET6, &p6, &e6);
+    if (u6 < 0)
+      rrt_debug("net agent: IPv6 datagrams go through libslirp: %s", rrt_error_msg(&e6));
+    rrt_error_clear(&e6);
+  }
+  if (u4 >= 0 && (udp_routes(u6 >= 0, &err) < 0 || net_nft_install_udp(cfg, a, p4, p6, &err) < 0))
+    close(steal_fd(&u4));
+  if (u4 < 0) {
+    int r = net_send_status(sock, -1, &err);
+    rrt_error_clear(&err);
+    return r;
+  }
+  if (net_send_status(sock, u4, NULL) < 0)
+    return -1;
+  return net_send_status(sock, u6, NULL);
+}
+
 /* Everything up to a configured tap0; returns its fd. */
 static int agent_setup(int userns_fd, int netns_fd, const struct rrt_net_config *cfg,
                        const struct net_addrs *a, struct rrt_error *err)
@@ -167,19 +405,38 @@ static __attribute__((noreturn)) void agent_main(int sock, int userns_fd, int ne
   if (net_send_status(sock, tap, NULL) < 0)
     _exit(1);
   close(tap);
+  if (!cfg->outbound_via_slirp && send_fast_path(sock, cfg, a) < 0)
+    _exit(1);
 
-  /* Socket factory: one request byte, one reply carrying the new socket. */
+  if (!cfg->outbound_via_slirp && send_udp_path(sock, cfg, a) < 0)
+    _exit(1);
+
+  /* Socket factory: one request byte (and for 'R' the address), one reply carrying the socket. */
   for (;;) {
-    char req;
-    ssize_t n = recv(sock, &req, 1, 0);
+    char req[1 + sizeof(struct sockaddr_in6)];
+    ssize_t n = recv(sock, req, sizeof(req), 0);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
       _exit(0);
-    int type = req == 'U' ? SOCK_DGRAM : SOCK_STREAM;
-    int fd = socket(AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int fd;
+    if (req[0] == 'R') {
+      struct sockaddr_storage ss = {0};
+      memcpy(&ss, req + 1, (size_t)n - 1);
+      fd = reply_socket(&ss, (socklen_t)(n - 1), &err);
+    } else if (req[0] == 'I' || req[0] == 'i') {
+      /* Raw, headers included: ICMP errors to the container from the address it sent to. */
+      fd = socket(req[0] == 'i' ? AF_INET6 : AF_INET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                  IPPROTO_RAW);
+      if (fd < 0)
+        rrt_error_errno(&err, "raw socket in the container network namespace");
+    } else {
+      fd = socket(AF_INET,
+                  (req[0] == 'U' ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      if (fd < 0)
+        rrt_error_errno(&err, "socket in the container network namespace");
+    }
     if (fd < 0) {
-      rrt_error_errno(&err, "socket in the container network namespace");
       if (net_send_status(sock, -1, &err) < 0)
         _exit(1);
       rrt_error_clear(&err);
@@ -211,6 +468,73 @@ pid_t net_agent_spawn(int userns_fd, int netns_fd, const struct rrt_net_config *
     return -1;
   *agent_sock = steal_fd(&mine);
   return steal_pid(&pid);
+}
+
+int net_agent_fast_path(int agent_sock, int *l4, int *l6, int *nfq, struct rrt_error *err)
+{
+  *l4 = *l6 = *nfq = -1;
+  if (net_recv_status(agent_sock, l4, err) < 0)
+    return -1;
+  if (net_recv_status(agent_sock, l6, err) < 0 || net_recv_status(agent_sock, nfq, err) < 0) {
+    close(*l4);
+    if (*l6 >= 0)
+      close(*l6);
+    *l4 = *l6 = -1;
+    return -1;
+  }
+  return 0;
+}
+
+int net_agent_udp_path(int agent_sock, int *u4, int *u6, struct rrt_error *err)
+{
+  *u4 = *u6 = -1;
+  if (net_recv_status(agent_sock, u4, err) < 0)
+    return -1;
+  if (net_recv_status(agent_sock, u6, err) < 0) {
+    close(*u4);
+    *u4 = -1;
+    return -1;
+  }
+  return 0;
+}
+
+int net_agent_reply_socket(int agent_sock, const struct sockaddr *sa, socklen_t len,
+                           struct rrt_error *err)
+{
+  char req[1 + sizeof(struct sockaddr_in6)];
+  if (len > sizeof(req) - 1)
+    return rrt_error_set(err, EINVAL, "ns agent: a bad address");
+  req[0] = 'R';
+  memcpy(req + 1, sa, len);
+  ssize_t n;
+  do
+    n = send(agent_sock, req, 1 + len, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return rrt_error_errno(err, "ns agent: send");
+  int fd = -1;
+  if (net_recv_status(agent_sock, &fd, err) < 0)
+    return -1;
+  if (fd < 0)
+    return rrt_error_set(err, 0, "ns agent: reply without a socket");
+  return fd;
+}
+
+int net_agent_raw_socket(int agent_sock, int family, struct rrt_error *err)
+{
+  char req = family == AF_INET6 ? 'i' : 'I';
+  ssize_t n;
+  do
+    n = send(agent_sock, &req, 1, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return rrt_error_errno(err, "ns agent: send");
+  int fd = -1;
+  if (net_recv_status(agent_sock, &fd, err) < 0)
+    return -1;
+  if (fd < 0)
+    return rrt_error_set(err, 0, "ns agent: reply without a socket");
+  return fd;
 }
 
 int net_agent_socket(int agent_sock, int type, struct rrt_error *err)

@@ -214,14 +214,24 @@ static int apply_option(const char *key, const char *v, const char *what,
       return rrt_error_set(err, 0, "%s: expected splice or slirp, got \"%s\"", what, v);
     return 0;
   }
+  if (strcmp(key, "outbound-via") == 0) {
+    if (strcmp(v, "splice") == 0)
+      cfg->outbound_via_slirp = false;
+    else if (strcmp(v, "slirp") == 0)
+      cfg->outbound_via_slirp = true;
+    else
+      return rrt_error_set(err, 0, "%s: expected splice or slirp, got \"%s\"", what, v);
+    return 0;
+  }
   return rrt_error_set(err, 0,
                        "%s: unknown network option (known: network, publish, mtu, ipv6, "
-                       "host-loopback, cidr, ports-via, udp-idle-timeout)",
+                       "host-loopback, cidr, ports-via, outbound-via, udp-idle-timeout)",
                        what);
 }
 
-static const char *const annotation_keys[] = {
-    "network", "publish", "mtu", "ipv6", "host-loopback", "cidr", "ports-via", "udp-idle-timeout"};
+static const char *const annotation_keys[] = {"network",   "publish",       "mtu",
+                                              "ipv6",      "host-loopback", "cidr",
+                                              "ports-via", "outbound-via",  "udp-idle-timeout"};
 
 static int apply_annotations(const struct rrt_spec *spec, struct rrt_net_config *cfg,
                              struct rrt_error *err)
@@ -330,4 +340,13 @@ char *rrt_net_resolv_conf(const struct rrt_net_config *cfg)
   if (cfg->ipv6)
     return xasprintf("nameserver %s\nnameserver fd00::3\n", dns);
   return xasprintf("nameserver %s\n", dns);
+}
+
+bool net_fault(const char *step)
+{
+  const char *f = getenv("ROOTLESSRT_NET_FAULT");
+  if (!f || strcmp(f, step) != 0)
+    return false;
+  errno = EPERM;
+  return true;
 }

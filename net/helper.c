@@ -44,6 +44,8 @@ struct helper {
   size_t n_pfd, cap_pfd;
   struct timer *timers;
   struct net_relay *relay;
+  struct net_outbound *outbound;
+  struct net_udp_out *udp_out;
   uint8_t *buf;
   bool quit;
 };
@@ -312,6 +314,37 @@ static int helper_setup(struct helper *h, int userns_fd, int netns_fd, int init_
     return -1;
   h->relay = net_relay_new(h->epfd, h->agent_sock, max_conns);
   net_relay_set_udp_idle(h->relay, (int64_t)(cfg->udp_idle_s ? cfg->udp_idle_s : 60) * 1000);
+  /* The agent sent the fast path's listeners (or why not) right after tap0. */
+  int l4 = -1, l6 = -1, nfq = -1;
+  if (!cfg->outbound_via_slirp) {
+    struct rrt_error fast = RRT_ERROR_INIT;
+    if (net_agent_fast_path(h->agent_sock, &l4, &l6, &nfq, &fast) < 0)
+      rrt_debug("net helper: the container's own connections go through libslirp (slower): %s",
+                rrt_error_msg(&fast));
+    rrt_error_clear(&fast);
+  }
+  if (l4 >= 0 || l6 >= 0) {
+    h->outbound = net_outbound_new(h->relay, h->epfd, cfg, &a, l4, l6, nfq, err);
+    if (!h->outbound)
+      return -1;
+  }
+  int u4 = -1, u6 = -1;
+  if (!cfg->outbound_via_slirp) {
+    struct rrt_error fast = RRT_ERROR_INIT;
+    if (net_agent_udp_path(h->agent_sock, &u4, &u6, &fast) < 0)
+      rrt_debug("net helper: the container's own datagrams go through libslirp (slower): %s",
+                rrt_error_msg(&fast));
+    rrt_error_clear(&fast);
+  }
+  if (u4 >= 0 || u6 >= 0) {
+    h->udp_out = net_udp_out_new(h->epfd, h->agent_sock, cfg, &a, u4, u6, err);
+    if (!h->udp_out)
+      return -1;
+  }
+  if (h->outbound || h->udp_out)
+    rrt_debug("net helper: the container's own connections by the fast path:%s%s%s%s",
+              l4 >= 0 ? " TCP" : "", nfq >= 0 ? " (with the SYN gate)" : "", u4 >= 0 ? " UDP" : "",
+              l6 >= 0 || u6 >= 0 ? ", IPv6 too" : "");
   /* Listening before readiness is reported: a port in use fails `create`. */
   for (size_t i = 0; i < cfg->n_ports; i++) {
     const struct rrt_port *p = &cfg->ports[i];
@@ -363,6 +396,15 @@ static void handle_events(struct helper *h)
       rrt_warn("net helper: the namespace agent exited; stopping the network");
       h->quit = true;
       break;
+    case NET_EV_OUT_LISTENER:
+    case NET_EV_OUT_QUEUE:
+    case NET_EV_OUT_CONNECT:
+      net_outbound_event(ev, evs[i].events);
+      break;
+    case NET_EV_UDPOUT_LISTENER:
+    case NET_EV_UDPOUT_FLOW:
+      net_udp_out_event(ev);
+      break;
     default:
       net_relay_event(h->relay, ev, evs[i].events);
       break;
@@ -394,6 +436,12 @@ static void helper_loop(struct helper *h)
       left = left < 0 ? 0 : left;
       to = to < 0 || left < to ? left : to;
     }
+    int64_t gate = net_outbound_expire(h->outbound);
+    if (gate >= 0 && (to < 0 || gate < to))
+      to = gate;
+    int64_t udp = net_udp_out_expire(h->udp_out);
+    if (udp >= 0 && (to < 0 || udp < to))
+      to = udp;
     if (net_relay_run_pending(h->relay))
       to = 0;
     net_relay_reap(h->relay);
@@ -435,6 +483,8 @@ void net_helper_main(int ready_fd, int userns_fd, int netns_fd, int init_pidfd,
     helper_loop(&h);
 
   /* Every relayed connection is reset with the container gone. */
+  net_outbound_free(h.outbound);
+  net_udp_out_free(h.udp_out);
   net_relay_free(h.relay);
   if (h.slirp)
     slirp_cleanup(h.slirp);

@@ -13,7 +13,8 @@
 /*
  * Started by rootlessrt (net/start.c, the only caller) as
  *   rootlessrt-net PROTOCOL READY_FD USERNS_FD NETNS_FD PIDFD LOG_FD LOG_FLAGS MTU IPV6
- *                  HOST_LOOPBACK PORTS_VIA_SLIRP CIDR UDP_IDLE_S [PROTO:HOSTPORT:CTRPORT:HOSTIP
+ *                  HOST_LOOPBACK PORTS_VIA_SLIRP OUTBOUND_VIA_SLIRP CIDR UDP_IDLE_S
+ * [PROTO:HOSTPORT:CTRPORT:HOSTIP
  * ...] with the descriptors inherited; USERNS_FD and LOG_FD may be -1, LOG_FLAGS is "-", "j", "d"
  * or "jd" (json, debug). Failures go to READY_FD as "E<errno> <message>", as the helper's own do.
  */
@@ -54,11 +55,11 @@ static int parse_port(const char *s, struct rrt_port *p)
 
 int main(int argc, char **argv)
 {
-  long long fds[5], mtu, ipv6, loopback, via, udp_idle;
+  long long fds[5], mtu, ipv6, loopback, via, out_via, udp_idle;
   int ready = -1;
   if (argc >= 3 && num(argv[2], 0, 1 << 20, &fds[0]) == 0)
     ready = (int)fds[0];
-  if (argc < 14)
+  if (argc < 15)
     return fail(ready, EINVAL,
                 "network helper: started without its arguments (it is run by rootlessrt)");
   if (strcmp(argv[1], NET_HELPER_PROTOCOL) != 0) {
@@ -73,20 +74,22 @@ int main(int argc, char **argv)
       return fail(ready, EINVAL, "network helper: a bad descriptor argument");
   if (num(argv[8], 68, 65521, &mtu) < 0 || num(argv[9], 0, 1, &ipv6) < 0 ||
       num(argv[10], 0, 1, &loopback) < 0 || num(argv[11], 0, 1, &via) < 0 ||
-      strlen(argv[12]) >= sizeof(((struct rrt_net_config *)NULL)->cidr) ||
-      num(argv[13], 1, 86400, &udp_idle) < 0)
+      num(argv[12], 0, 1, &out_via) < 0 ||
+      strlen(argv[13]) >= sizeof(((struct rrt_net_config *)NULL)->cidr) ||
+      num(argv[14], 1, 86400, &udp_idle) < 0)
     return fail(ready, EINVAL, "network helper: a bad setting argument");
   struct rrt_net_config cfg = {.mode = RRT_NET_SLIRP,
                                .mtu = (unsigned)mtu,
                                .ipv6 = ipv6 != 0,
                                .host_loopback = loopback != 0,
                                .ports_via_slirp = via != 0,
+                               .outbound_via_slirp = out_via != 0,
                                .udp_idle_s = (unsigned)udp_idle};
-  strcpy(cfg.cidr, argv[12]);
-  cfg.n_ports = (size_t)(argc - 14);
+  strcpy(cfg.cidr, argv[13]);
+  cfg.n_ports = (size_t)(argc - 15);
   cfg.ports = xcalloc(cfg.n_ports ? cfg.n_ports : 1, sizeof(*cfg.ports));
   for (size_t i = 0; i < cfg.n_ports; i++)
-    if (parse_port(argv[14 + i], &cfg.ports[i]) < 0)
+    if (parse_port(argv[15 + i], &cfg.ports[i]) < 0)
       return fail(ready, EINVAL, "network helper: a bad port argument");
   if (fds[4] >= 0)
     rrt_log_init_fd((int)fds[4], strchr(argv[7], 'j') != NULL, strchr(argv[7], 'd') != NULL);

@@ -1,5 +1,6 @@
 /* netlink.c: the few rtnetlink requests that configure lo and tap0, and lo up by ioctl. */
 #include <errno.h>
+#include <linux/fib_rules.h>
 #include <linux/if.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -38,7 +39,8 @@ static void nl_attr(struct nl_req *r, unsigned short type, const void *data, siz
   struct rtattr *rta = nl_tail(r);
   rta->rta_type = type;
   rta->rta_len = (unsigned short)RTA_LENGTH(len);
-  memcpy(RTA_DATA(rta), data, len);
+  if (len > 0)
+    memcpy(RTA_DATA(rta), data, len);
   r->nh.nlmsg_len = NLMSG_ALIGN(r->nh.nlmsg_len) + RTA_ALIGN(rta->rta_len);
 }
 
@@ -120,6 +122,89 @@ int net_nl_route_default(int nl, int ifindex, struct in_addr gw, struct rrt_erro
   nl_attr(&r, RTA_GATEWAY, &gw, sizeof(gw));
   nl_attr(&r, RTA_OIF, &oif, sizeof(oif));
   return nl_talk(nl, &r, "add default route", err);
+}
+
+static size_t nl_nest_begin(struct nl_req *r, unsigned short type)
+{
+  size_t off = NLMSG_ALIGN(r->nh.nlmsg_len);
+  nl_attr(r, type, NULL, 0);
+  return off;
+}
+
+static void nl_nest_end(struct nl_req *r, size_t off)
+{
+  struct rtattr *rta = (struct rtattr *)((char *)&r->nh + off);
+  rta->rta_len = (unsigned short)(r->nh.nlmsg_len - off);
+}
+
+int net_nl_rule(int nl, int family, uint8_t proto, uint32_t mark, uint32_t table, uint32_t pref,
+                struct rrt_error *err)
+{
+  struct nl_req r = {0};
+  r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct fib_rule_hdr));
+  r.nh.nlmsg_type = RTM_NEWRULE;
+  r.nh.nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+  struct fib_rule_hdr *fr = NLMSG_DATA(&r.nh);
+  fr->family = (uint8_t)family;
+  fr->action = FR_ACT_TO_TBL;
+  nl_attr(&r, FRA_TABLE, &table, sizeof(table));
+  nl_attr(&r, FRA_PRIORITY, &pref, sizeof(pref));
+  if (proto)
+    nl_attr(&r, FRA_IP_PROTO, &proto, sizeof(proto));
+  if (mark) {
+    uint32_t mask = ~0u;
+    nl_attr(&r, FRA_FWMARK, &mark, sizeof(mark));
+    nl_attr(&r, FRA_FWMASK, &mask, sizeof(mask));
+  }
+  return nl_talk(nl, &r, "add rule", err);
+}
+
+int net_nl_route_table(int nl, int family, int ifindex, const void *dst, unsigned dst_len,
+                       const void *gw, unsigned mtu, uint32_t table, struct rrt_error *err)
+{
+  size_t alen = family == AF_INET6 ? 16 : 4;
+  struct nl_req r = {0};
+  r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg));
+  r.nh.nlmsg_type = RTM_NEWROUTE;
+  r.nh.nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+  struct rtmsg *rt = NLMSG_DATA(&r.nh);
+  rt->rtm_family = (unsigned char)family;
+  rt->rtm_dst_len = (unsigned char)dst_len;
+  rt->rtm_table = RT_TABLE_UNSPEC;
+  rt->rtm_protocol = RTPROT_BOOT;
+  rt->rtm_scope = gw ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK;
+  rt->rtm_type = RTN_UNICAST;
+  /* The gateway is on tap0 whatever addresses it has yet (IPv6's come later, by SLAAC). */
+  rt->rtm_flags = gw ? RTNH_F_ONLINK : 0;
+  uint32_t oif = (uint32_t)ifindex;
+  nl_attr(&r, RTA_TABLE, &table, sizeof(table));
+  if (dst_len > 0)
+    nl_attr(&r, RTA_DST, dst, alen);
+  if (gw)
+    nl_attr(&r, RTA_GATEWAY, gw, alen);
+  nl_attr(&r, RTA_OIF, &oif, sizeof(oif));
+  size_t m = nl_nest_begin(&r, RTA_METRICS);
+  nl_attr(&r, RTAX_MTU, &mtu, sizeof(mtu));
+  nl_nest_end(&r, m);
+  return nl_talk(nl, &r, "add route", err);
+}
+
+int net_nl_route_local_all(int nl, int family, uint32_t table, struct rrt_error *err)
+{
+  struct nl_req r = {0};
+  r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(struct rtmsg));
+  r.nh.nlmsg_type = RTM_NEWROUTE;
+  r.nh.nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+  struct rtmsg *rt = NLMSG_DATA(&r.nh);
+  rt->rtm_family = (unsigned char)family;
+  rt->rtm_table = RT_TABLE_UNSPEC;
+  rt->rtm_protocol = RTPROT_BOOT;
+  rt->rtm_scope = RT_SCOPE_HOST;
+  rt->rtm_type = RTN_LOCAL;
+  uint32_t oif = 1; /* lo */
+  nl_attr(&r, RTA_TABLE, &table, sizeof(table));
+  nl_attr(&r, RTA_OIF, &oif, sizeof(oif));
+  return nl_talk(nl, &r, "add local route", err);
 }
 
 int rrt_net_loopback_up(struct rrt_error *err)

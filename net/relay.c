@@ -1,4 +1,5 @@
-/* relay.c: published TCP ports as a splice() relay between a host socket and a container socket. */
+/* relay.c: a splice() relay between a host socket and a container socket: published TCP ports,
+ * the container's own connections (outbound.c), and published UDP ports. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -45,10 +46,12 @@ struct conn {
   struct net_ev host_ev, ctr_ev;
   int host_fd, ctr_fd;
   bool connecting, dead, pending;
-  struct flow up;   /* host -> container */
-  struct flow down; /* container -> host */
+  bool host_connecting; /* the container's own connection: the host side connects */
+  struct flow up;       /* host -> container */
+  struct flow down;     /* container -> host */
   uint16_t ctr_port;
-  struct conn *prev, *next; /* live list, or the graveyard once dead */
+  char dest[INET6_ADDRSTRLEN + 8]; /* host_connecting: where to, for the debug log */
+  struct conn *prev, *next;        /* live list, or the graveyard once dead */
   struct conn *pending_next;
 };
 
@@ -156,7 +159,11 @@ static void udp_flow_close(struct net_relay *r, struct udp_listener *l, struct u
 {
   struct udp_flow *f = *pp;
   *pp = f->next;
-  close(f->fd); /* leaves the epoll set with it */
+  /* Out of the epoll set first: a close alone leaves it there while another fd shares the socket
+   * (the agent's copy, which it may not have closed yet), and an event of a later batch would
+   * then name the flow once it is freed. */
+  (void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, f->fd, NULL);
+  close(f->fd);
   f->fd = -1;
   f->dead = true;
   f->next = r->udp_graveyard;
@@ -391,6 +398,9 @@ static void conn_kill(struct net_relay *r, struct conn *c, bool reset)
     (void)setsockopt(c->host_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
     (void)setsockopt(c->ctr_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
   }
+  /* Out of the epoll set before the close, as a UDP flow's (udp_flow_close). */
+  (void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, c->host_fd, NULL);
+  (void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, c->ctr_fd, NULL);
   close(c->host_fd);
   close(c->ctr_fd);
   flow_close(&c->up);
@@ -439,6 +449,50 @@ static void set_nodelay(int fd)
   (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+/* A live connection of the two sockets (its own from here on), or NULL and they stay the
+ * caller's; `what` names it in warnings. */
+static struct conn *conn_add(struct net_relay *r, int hfd, int cfd, bool connecting,
+                             bool host_connecting, const char *what)
+{
+  set_nodelay(hfd);
+  set_nodelay(cfd);
+  struct conn *c = xzalloc(sizeof(*c));
+  c->host_ev.kind = NET_EV_CONN_HOST;
+  c->ctr_ev.kind = NET_EV_CONN_CTR;
+  c->connecting = connecting;
+  c->host_connecting = host_connecting;
+  flow_init(&c->up, hfd, cfd);
+  flow_init(&c->down, cfd, hfd);
+  if (flow_open_pipe(&c->up) < 0 || flow_open_pipe(&c->down) < 0) {
+    rrt_warn("%s: pipe: %s", what, strerror(errno));
+    flow_close(&c->up);
+    flow_close(&c->down);
+    free(c);
+    return NULL;
+  }
+  struct epoll_event eh = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+                           .data.ptr = &c->host_ev};
+  struct epoll_event ec = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+                           .data.ptr = &c->ctr_ev};
+  if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, hfd, &eh) < 0 ||
+      epoll_ctl(r->epfd, EPOLL_CTL_ADD, cfd, &ec) < 0) {
+    rrt_warn("%s: epoll_ctl: %s", what, strerror(errno));
+    (void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, hfd, NULL);
+    flow_close(&c->up);
+    flow_close(&c->down);
+    free(c);
+    return NULL;
+  }
+  c->host_fd = hfd;
+  c->ctr_fd = cfd;
+  c->next = r->conns;
+  if (r->conns)
+    r->conns->prev = c;
+  r->conns = c;
+  r->n_conns++;
+  return c;
+}
+
 static void conn_new(struct net_relay *r, struct listener *l, int host_fd)
 {
   struct rrt_error err = RRT_ERROR_INIT;
@@ -465,44 +519,38 @@ static void conn_new(struct net_relay *r, struct listener *l, int host_fd)
     }
     connecting = true;
   }
-  set_nodelay(hfd);
-  set_nodelay(cfd);
-
-  struct conn *c = xzalloc(sizeof(*c));
-  c->host_ev.kind = NET_EV_CONN_HOST;
-  c->ctr_ev.kind = NET_EV_CONN_CTR;
-  c->connecting = connecting;
-  c->ctr_port = l->port.container_port;
-  flow_init(&c->up, hfd, cfd);
-  flow_init(&c->down, cfd, hfd);
-  if (flow_open_pipe(&c->up) < 0 || flow_open_pipe(&c->down) < 0) {
-    rrt_warn("publish %s:%u: pipe: %s", l->port.host_ip, l->port.host_port, strerror(errno));
-    flow_close(&c->up);
-    flow_close(&c->down);
-    free(c);
+  char what[96];
+  snprintf(what, sizeof(what), "publish %s:%u", l->port.host_ip, l->port.host_port);
+  struct conn *c = conn_add(r, hfd, cfd, connecting, false, what);
+  if (!c)
     return;
-  }
-  struct epoll_event eh = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
-                           .data.ptr = &c->host_ev};
-  struct epoll_event ec = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
-                           .data.ptr = &c->ctr_ev};
-  if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, hfd, &eh) < 0 ||
-      epoll_ctl(r->epfd, EPOLL_CTL_ADD, cfd, &ec) < 0) {
-    rrt_warn("publish %s:%u: epoll_ctl: %s", l->port.host_ip, l->port.host_port, strerror(errno));
-    flow_close(&c->up);
-    flow_close(&c->down);
-    free(c);
-    return; /* closing the fds removes them from the epoll set */
-  }
-  c->host_fd = steal_fd(&hfd);
-  c->ctr_fd = steal_fd(&cfd);
-  c->next = r->conns;
-  if (r->conns)
-    r->conns->prev = c;
-  r->conns = c;
-  r->n_conns++;
+  steal_fd(&hfd);
+  steal_fd(&cfd);
+  c->ctr_port = l->port.container_port;
   if (!connecting)
     conn_pump(r, c);
+}
+
+bool net_relay_full(const struct net_relay *r)
+{
+  return r->n_conns >= r->max_conns;
+}
+
+bool net_relay_adopt(struct net_relay *r, int host_fd, int ctr_fd, bool connecting,
+                     const char *dest)
+{
+  struct conn *c = conn_add(r, host_fd, ctr_fd, connecting, true, dest);
+  if (!c) {
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    (void)setsockopt(ctr_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    close(host_fd);
+    close(ctr_fd);
+    return false;
+  }
+  snprintf(c->dest, sizeof(c->dest), "%s", dest);
+  if (!connecting)
+    conn_pump(r, c);
+  return true;
 }
 
 static void on_accept(struct net_relay *r, struct listener *l)
@@ -552,19 +600,26 @@ void net_relay_event(struct net_relay *r, struct net_ev *ev, uint32_t events)
   if (c->dead)
     return;
   if (c->connecting) {
-    if (ev->kind == NET_EV_CONN_HOST) {
+    /* Only the connecting side's events tell how its connect() ended; the other's data waits
+     * (edge-triggered: the first pump reads what came meanwhile). */
+    if (ev->kind != (c->host_connecting ? NET_EV_CONN_HOST : NET_EV_CONN_CTR)) {
       if (events & (EPOLLERR | EPOLLHUP))
         conn_kill(r, c, true);
       return;
     }
     int soerr = 0;
     socklen_t len = sizeof(soerr);
-    if (getsockopt(c->ctr_fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0)
+    if (getsockopt(c->host_connecting ? c->host_fd : c->ctr_fd, SOL_SOCKET, SO_ERROR, &soerr,
+                   &len) < 0)
       soerr = errno;
     if (soerr == EINPROGRESS || (soerr == 0 && !(events & (EPOLLOUT | EPOLLERR | EPOLLHUP))))
       return;
     if (soerr != 0) {
-      rrt_debug("published port: connect to container port %u: %s", c->ctr_port, strerror(soerr));
+      if (c->host_connecting)
+        rrt_debug("the container's connection to %s: %s", c->dest, strerror(soerr));
+      else
+        rrt_debug("published port: connect to container port %u: %s", c->ctr_port, strerror(soerr));
+      /* Refused or unreachable: a reset in the container at once, as libslirp answers its SYN. */
       conn_kill(r, c, true);
       return;
     }

@@ -100,7 +100,7 @@ static __attribute__((noreturn)) void become_helper(int ready_fd, int userns_fd,
     if (keep[i] >= 0 && fcntl(keep[i], F_SETFD, 0) < 0)
       helper_failed(ready_fd, errno, "(its descriptors)");
   char *path = rrt_net_helper_path();
-  char **argv = xcalloc(14 + cfg->n_ports + 1, sizeof(char *));
+  char **argv = xcalloc(15 + cfg->n_ports + 1, sizeof(char *));
   size_t n = 0;
   argv[n++] = path;
   argv[n++] = NET_HELPER_PROTOCOL;
@@ -114,6 +114,7 @@ static __attribute__((noreturn)) void become_helper(int ready_fd, int userns_fd,
   argv[n++] = xstrdup(cfg->ipv6 ? "1" : "0");
   argv[n++] = xstrdup(cfg->host_loopback ? "1" : "0");
   argv[n++] = xstrdup(cfg->ports_via_slirp ? "1" : "0");
+  argv[n++] = xstrdup(cfg->outbound_via_slirp ? "1" : "0");
   argv[n++] = xstrdup(cfg->cidr);
   argv[n++] = xasprintf("%u", cfg->udp_idle_s ? cfg->udp_idle_s : 60);
   for (size_t i = 0; i < cfg->n_ports; i++) {

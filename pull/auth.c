@@ -8,17 +8,22 @@
 
 #include "pull.h"
 
-static char *b64_decode(const char *in)
+char *auth_b64_decode(const char *in, size_t n, size_t *outlen)
 {
   static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  size_t n = strlen(in);
-  char *out = xmalloc(n + 1);
+  /* Padding only at the end, at most two, and only where a group is short. */
+  size_t data = n;
+  while (data > 0 && n - data < 2 && in[data - 1] == '=')
+    data--;
+  if ((n != data && n % 4 != 0) || data % 4 == 1)
+    return NULL;
+  char *out = xmalloc(data / 4 * 3 + 3);
   size_t o = 0;
   uint32_t acc = 0;
   int bits = 0;
-  for (size_t i = 0; i < n && in[i] != '='; i++) {
-    const char *p = strchr(tbl, in[i]);
-    if (!p || !in[i]) {
+  for (size_t i = 0; i < data; i++) {
+    const char *p = in[i] ? strchr(tbl, in[i]) : NULL;
+    if (!p) {
       free(out);
       return NULL;
     }
@@ -30,6 +35,7 @@ static char *b64_decode(const char *in)
     }
   }
   out[o] = '\0';
+  *outlen = o;
   return out;
 }
 
@@ -57,7 +63,7 @@ static char *default_file(void)
 
 /* A key names the host, maybe with a scheme ("https://host/v1/", docker's old form), or a
  * host and a repository prefix: the longest matching one wins. */
-static size_t key_matches(const char *key, const char *host, const char *repo)
+size_t auth_key_matches(const char *key, const char *host, const char *repo)
 {
   if (strncmp(key, "https://", 8) == 0)
     key += 8;
@@ -78,37 +84,57 @@ static size_t key_matches(const char *key, const char *host, const char *repo)
   return 0;
 }
 
-char *auth_lookup(const char *authfile, const char *host, const char *repo, char **from)
+/* The best key's credentials as user:password: decoded, one ':' at least, no control bytes
+ * (they would go into an Authorization header: libcurl encodes them, but none of them is ever a
+ * real user's or password's). */
+static char *best_cred(json_object *doc, const char *host, const char *repo)
 {
-  char *file = authfile ? xstrdup(authfile) : default_file();
-  *from = file;
-  if (!file)
-    return NULL;
-  json_object *doc = json_object_from_file(file), *auths;
+  json_object *auths;
   if (!doc || !json_object_object_get_ex(doc, "auths", &auths) ||
-      !json_object_is_type(auths, json_type_object)) {
-    json_object_put(doc);
+      !json_object_is_type(auths, json_type_object))
     return NULL;
-  }
   /* docker.io's credentials are under its old name too. */
   const char *alias = strcmp(host, "docker.io") == 0 ? "index.docker.io" : host;
   const char *best = NULL;
   size_t best_len = 0;
   json_object_object_foreach(auths, k, v)
   {
-    size_t l = key_matches(k, host, repo);
+    size_t l = auth_key_matches(k, host, repo);
     if (!l)
-      l = key_matches(k, alias, repo);
+      l = auth_key_matches(k, alias, repo);
     json_object *a;
     if (l > best_len && json_object_object_get_ex(v, "auth", &a) &&
         json_object_is_type(a, json_type_string))
       best = json_object_get_string(a), best_len = l;
   }
-  char *cred = best ? b64_decode(best) : NULL;
-  json_object_put(doc);
-  if (cred && !strchr(cred, ':')) {
+  size_t n = 0;
+  char *cred = best ? auth_b64_decode(best, strlen(best), &n) : NULL;
+  bool ok = cred && strlen(cred) == n && strchr(cred, ':');
+  for (size_t i = 0; ok && i < n; i++)
+    ok = (unsigned char)cred[i] >= 0x20 && cred[i] != 0x7f;
+  if (!ok) {
     free(cred);
-    cred = NULL;
+    return NULL;
   }
+  return cred;
+}
+
+char *auth_lookup_in(const char *text, const char *host, const char *repo)
+{
+  json_object *doc = json_tokener_parse(text ? text : "");
+  char *cred = best_cred(doc, host, repo);
+  json_object_put(doc);
+  return cred;
+}
+
+char *auth_lookup(const char *authfile, const char *host, const char *repo, char **from)
+{
+  char *file = authfile ? xstrdup(authfile) : default_file();
+  *from = file;
+  if (!file)
+    return NULL;
+  json_object *doc = json_object_from_file(file);
+  char *cred = best_cred(doc, host, repo);
+  json_object_put(doc);
   return cred;
 }

@@ -178,3 +178,17 @@ int rrt_rootfs_parent_private(const char *rootfs_path, struct rrt_error *err)
   free_mounts(v, n);
   return r;
 }
+
+size_t rrt_rootfs_mounts_below(const char *dir)
+{
+  cleanup_close int procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct host_mount *v = NULL;
+  size_t n = 0, below = 0;
+  if (procfd < 0 || read_mounts(procfd, &v, &n, NULL) < 0)
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    if (at_or_below(v[i].point, dir) && strcmp(v[i].point, dir) != 0)
+      below++;
+  free_mounts(v, n);
+  return below;
+}

@@ -71,10 +71,17 @@ int rrt_mount_cgroup(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct 
 /* After a bind of the host's /sys onto sys_dest: its fs/cgroup (the host's hierarchies, and
  * on a hybrid host a writable cgroup2) hidden under an empty read-only tmpfs. */
 int rrt_mask_host_cgroups(int rootfd, const char *sys_dest, struct rrt_error *err);
+/* The host's /sys bound at sys_dest, no cgroup namespace: its fs/cgroup replaced by the
+ * container's own cgroups (read-only), as a cgroup mount there would show them. */
+int rrt_own_cgroups_under_sys(int rootfd, const char *sys_dest, struct rrt_error *err);
 
 /* --no-pivot, before the rootfs is moved over /: every mount beside the rootfs detached, the
  * proc and sysfs ones that cannot be covered. In host.c. */
 int rrt_rootfs_detach_host(const char *rootfs, struct rrt_error *err);
+
+/* The number of mounts strictly below dir in this mount namespace (an engine's masked and
+ * read-only paths of /proc). In host.c. */
+size_t rrt_rootfs_mounts_below(const char *dir);
 
 /* A shared rootfsPropagation: the mount the rootfs lies on, and /, made private (not their
  * submounts), so that neither the bind of the rootfs nor pivot_root (which refuses a shared

@@ -263,8 +263,18 @@ static int mount_special(const struct rrt_rootfs_ctx *ctx, int rootfd, const str
 
   int errnum = err->errnum;
   if (streq(type, "sysfs") && errnum == EPERM) {
-    /* sysfs needs a network namespace owned by our user namespace. */
-    rrt_debug("mount sysfs on %s: %s; binding /sys", dest, rrt_error_msg(err));
+    /* sysfs needs a network namespace owned by our user namespace, and none is given where
+     * the /sys outside has masked paths (a CI job's container): said so when nested. */
+    if (ctx->nested && ctx->new_netns)
+      rrt_warn("mount sysfs on %s: %s (the /sys outside has %zu masked or read-only paths); "
+               "binding that /sys instead, its masks kept",
+               dest, rrt_error_msg(err), rrt_rootfs_mounts_below("/sys"));
+    else if (ctx->nested)
+      rrt_warn("mount sysfs on %s: %s (no network namespace of the container's); binding the "
+               "/sys outside instead, its masks kept",
+               dest, rrt_error_msg(err));
+    else
+      rrt_debug("mount sysfs on %s: %s; binding /sys", dest, rrt_error_msg(err));
     rrt_error_clear(err);
     if (bind_mount(rootfd, dest, "/sys", -1, true, o, 0, err) < 0)
       return -1;
@@ -274,12 +284,23 @@ static int mount_special(const struct rrt_rootfs_ctx *ctx, int rootfd, const str
       return -1;
     return rrt_mask_host_cgroups(rootfd, dest, err);
   }
-  if (streq(type, "proc") && errnum == EPERM && ctx->new_pidns)
-    /* The host's /proc would show, and let it signal, every process outside. */
-    return rrt_error_wrap(err,
-                          "mount proc on %s (the container has a pid namespace, so the host's "
-                          "/proc is not a substitute)",
-                          dest);
+  if (streq(type, "proc") && errnum == EPERM && ctx->new_pidns) {
+    /* Nested in another engine's container, whose /proc has masked paths: the kernel refuses
+     * a fresh proc that would show what they hide (mount_too_revealing). Its /proc, bound with
+     * every submount (those masks, its read-only paths), is what the container can have; the
+     * config's own masks follow. It shows the processes outside the pid namespace, but none of
+     * them can be signalled (not in the container's pid namespace) nor read beyond what ps
+     * shows (another user namespace's processes). */
+    size_t masks = rrt_rootfs_mounts_below("/proc");
+    cleanup_free char *why =
+        masks ? xasprintf("the /proc outside has %zu masked or read-only paths", masks)
+              : xstrdup("the kernel refuses a fresh proc here");
+    rrt_warn("mount proc on %s: %s (%s); binding that /proc instead, its masks kept: the "
+             "container sees the processes outside its pid namespace",
+             dest, rrt_error_msg(err), why);
+    rrt_error_clear(err);
+    return bind_mount(rootfd, dest, "/proc", -1, true, o, 0, err);
+  }
   if (streq(type, "proc") && errnum == EPERM) {
     rrt_warn("mount proc on %s: %s; binding the host /proc instead", dest, rrt_error_msg(err));
     rrt_error_clear(err);
@@ -404,6 +425,9 @@ static int mount_one(const struct rrt_rootfs_ctx *ctx, int rootfd, size_t index,
     /* The host's /sys with a cgroup namespace: its cgroups are not the container's. */
     if (r == 0 && o.rbind && ctx->new_cgroupns && same_path(m->source, "/sys"))
       r = rrt_mask_host_cgroups(rootfd, m->destination, err);
+    /* Without one, the hierarchies' roots would show every other container's cgroups. */
+    else if (r == 0 && o.rbind && same_path(m->source, "/sys"))
+      r = rrt_own_cgroups_under_sys(rootfd, m->destination, err);
   } else if (!m->type || streq(m->type, "none")) {
     r = rrt_error_set(err, EINVAL, "no type and no bind option");
   } else {

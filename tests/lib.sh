@@ -341,13 +341,15 @@ leftovers() {
   echo "${s:+state: $s; }${p:+processes: $p; }${m:+mounts: $m; }${c:+cgroups: $c; }${f:+files:$f}"
 }
 
-fails_naming() { # fails_naming ERE NAME: the last run exited 1 and its stderr matches ERE
-  if [ "$rc" -eq 1 ] && [[ $err =~ $1 ]]; then
+fails_naming() { # fails_naming ERE NAME: the last run exited 1 (FAIL_RC) and its stderr matches ERE
+  if [ "$rc" -eq "${FAIL_RC:-1}" ] && [[ $err =~ $1 ]]; then
     pass "$2"
   else
-    fail "$2" "exit status: $rc (expected 1)" "stderr: $err" "expected stderr to match: $1"
+    fail "$2" "exit status: $rc (expected ${FAIL_RC:-1})" "stderr: $err" "expected stderr to match: $1"
   fi
 }
+# exec_fails_naming ERE NAME: the same for exec, whose runtime errors exit 255 (as runc's)
+exec_fails_naming() { FAIL_RC=255 fails_naming "$@"; }
 
 # real_root: true for the host's root (uid 0 of the initial user namespace), which the root-only
 # files need.

@@ -63,14 +63,42 @@ else
   fi
 fi
 
-# The real client: rootless podman's 71 scenarios (tests/podman/podman-check.sh) with this
+# The fuzz harnesses (tests/fuzz/smoke.sh): each one's seed corpus replayed by the normal build
+# (BUILD/fuzz/), then a few seconds of libFuzzer (build-fuzz/, made by `make check` where clang and
+# libFuzzer are installed; the reason is printed where not). Each check counts as one test.
+fuzz_log=$(mktemp)
+if [ "${RRT_ASAN:-0}" = 1 ]; then
+  RRT_FUZZ_SMOKE=0 RRT_FUZZ_SMOKE_WHY="check-asan replays the corpus; make check runs libFuzzer" \
+    bash "$here/fuzz/smoke.sh" "${RRT_FUZZ_BUILD:-$here/../build-fuzz}" "$build" >"$fuzz_log" 2>&1
+else
+  bash "$here/fuzz/smoke.sh" "${RRT_FUZZ_BUILD:-$here/../build-fuzz}" "$build" >"$fuzz_log" 2>&1
+fi
+fuzz_rc=$?
+grep -E '^(not ok|ok # SKIP|#)' "$fuzz_log" | sed 's/^/fuzz: /'
+line=$(grep -E '^fuzz: [0-9]+ passed' "$fuzz_log" | tail -n 1)
+if [ -z "$line" ]; then
+  tail -n 20 "$fuzz_log" | sed 's/^/fuzz: /'
+  echo "not ok - tests/fuzz/smoke.sh printed no summary (exit status $fuzz_rc)"
+  fail=$((fail + 1))
+else
+  echo "$line"
+  pass=$((pass + $(count passed "$line")))
+  fail=$((fail + $(count failed "$line")))
+  skip=$((skip + $(count skipped "$line")))
+  if [ "$fuzz_rc" -ne 0 ] && [ "$(count failed "$line")" -eq 0 ]; then
+    fail=$((fail + 1))
+  fi
+fi
+rm -f "$fuzz_log"
+
+# The real client: rootless podman's 73 scenarios (tests/podman/podman-check.sh) with this
 # runtime, when podman is installed (contrib/install-deps.sh installs it as root). Each scenario
 # counts as one test.
 if [ "${RRT_ASAN:-0}" = 1 ]; then
   echo "podman: skipped (not under the sanitizers: podman's own timeouts are tuned for a normal build)"
   skip=$((skip + 1))
 elif ! command -v podman >/dev/null 2>&1; then
-  echo "podman: skipped (podman is not installed; contrib/install-deps.sh as root installs it for these 71 scenarios)"
+  echo "podman: skipped (podman is not installed; contrib/install-deps.sh as root installs it for these 73 scenarios)"
   skip=$((skip + 1))
 elif [ "$(id -u)" -ne 0 ]; then
   echo "podman: skipped (the podman scenarios need root to set up their user)"
@@ -91,6 +119,7 @@ else
     echo "podman: $line"
     pass=$((pass + $(count passed " $line")))
     fail=$((fail + $(count failed " $line")))
+    skip=$((skip + $(count skipped " $line")))
   fi
   rm -f "$pc_log"
 fi
@@ -139,6 +168,11 @@ engine docker docker.sh
 # Rootless podman with --cgroup-manager=systemd beside a real systemd --user manager (started by
 # tests/helper/systemd-user.sh; skipped with the reason without podman or systemd).
 engine podman-systemd podman-systemd.sh
+# Nested where CI jobs run (issue 29): inside rootlessrt's own rootless container, rootless
+# podman's, rootful Docker's (a dockerd of its own) and a CRI pod (containerd, runc), a job runs
+# spec --rootless bundles, a desktop run and slirp, or is refused in one line; each place is
+# skipped with the reason when its engine is missing.
+engine nested nested.sh
 # The hostile images of t-image-hostile.sh fed to rootless podman (its own runtime, a private
 # store) and to rootlessrt, class by class; the table of what each did (skipped without podman).
 engine podman-hostile podman-hostile.sh

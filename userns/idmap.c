@@ -21,105 +21,10 @@
 /* Kernel limit on lines in /proc/PID/{uid,gid}_map since Linux 4.15. */
 #define MAX_MAP_LINES 340
 
-/* The helpers are setuid programs from shadow's uidmap package; these are
- * where distributions install them when PATH (e.g. under sudo or systemd)
- * does not list them. */
-static const char *const helper_dirs[] = {"/usr/bin", "/usr/sbin", "/bin"};
-
-bool rrt_in_initial_userns(void)
-{
-  cleanup_free char *buf = NULL;
-  struct rrt_error err = RRT_ERROR_INIT;
-  if (rrt_read_file("/proc/self/uid_map", &buf, NULL, &err) < 0) {
-    /* Without /proc we cannot tell; answering "no" keeps us on the path that
-     * creates a user namespace rather than assuming host root. */
-    rrt_error_clear(&err);
-    return false;
-  }
-  unsigned long first, lower, count;
-  int used = 0;
-  if (sscanf(buf, " %lu %lu %lu %n", &first, &lower, &count, &used) != 3)
-    return false;
-  return first == 0 && lower == 0 && count == 4294967295UL && buf[used] == '\0';
-}
-
-static bool have_cap_sys_admin(void)
-{
-  struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-  struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
-  memset(data, 0, sizeof(data));
-  if (syscall(SYS_capget, &hdr, data) < 0)
-    return false;
-  return (data[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective & CAP_TO_MASK(CAP_SYS_ADMIN)) != 0;
-}
-
-bool rrt_host_privileged(void)
-{
-  /* uid 0 alone proves nothing: a root without CAP_SYS_ADMIN (or root inside
-   * somebody else's user namespace) cannot do what host root can. */
-  return rrt_in_initial_userns() && have_cap_sys_admin();
-}
-
-static bool is_executable_file(const char *path)
-{
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
-}
-
-/* The full path of a helper, malloc'd, or NULL. Relative PATH entries are
- * skipped: a setuid helper must not be picked up from the current directory. */
-static char *search_helper(const char *name)
-{
-  const char *path = getenv("PATH");
-  while (path && *path) {
-    size_t len = strcspn(path, ":");
-    if (len > 0 && path[0] == '/') {
-      char *candidate = xasprintf("%.*s/%s", (int)len, path, name);
-      if (is_executable_file(candidate))
-        return candidate;
-      free(candidate);
-    }
-    path += len;
-    if (*path == ':')
-      path++;
-  }
-  for (size_t i = 0; i < sizeof(helper_dirs) / sizeof(helper_dirs[0]); i++) {
-    char *candidate = xasprintf("%s/%s", helper_dirs[i], name);
-    if (is_executable_file(candidate))
-      return candidate;
-    free(candidate);
-  }
-  return NULL;
-}
-
-/* search_helper, once per name and PATH: planning and starting both ask. */
-static char *find_helper(const char *name)
-{
-  static struct {
-    const char *name;
-    char *env_path; /* the PATH it was found with */
-    char *path;
-  } found[2];
-  const char *env = getenv("PATH");
-  if (!env)
-    env = "";
-  size_t slot = strcmp(name, "newuidmap") == 0 ? 0 : 1;
-  if (found[slot].name && strcmp(found[slot].name, name) == 0 &&
-      strcmp(found[slot].env_path, env) == 0)
-    return found[slot].path ? xstrdup(found[slot].path) : NULL;
-  char *path = search_helper(name);
-  free(found[slot].env_path);
-  free(found[slot].path);
-  found[slot].name = name;
-  found[slot].env_path = xstrdup(env);
-  found[slot].path = path ? xstrdup(path) : NULL;
-  return path;
-}
-
 static bool have_helpers(void)
 {
-  cleanup_free char *u = find_helper("newuidmap");
-  cleanup_free char *g = find_helper("newgidmap");
+  cleanup_free char *u = rrt_userns_find_helper("newuidmap");
+  cleanup_free char *g = rrt_userns_find_helper("newgidmap");
   return u && g;
 }
 
@@ -218,6 +123,17 @@ static int plan_default(struct rrt_userns_plan *plan, uid_t uid, gid_t gid, cons
   return 0;
 }
 
+/* The maps of a user namespace the config names without any, or that the runtime adds. */
+static int plan_defaults(struct rrt_userns_plan *plan, const struct rrt_userns_caller *c,
+                         struct rrt_error *err)
+{
+  if (c->nested) {
+    rrt_userns_plan_nested(plan, c);
+    return 0;
+  }
+  return plan_default(plan, c->uid, c->gid, c->username, c->subuid_file, c->subgid_file, err);
+}
+
 static int plan_config(struct rrt_userns_plan *plan, const struct rrt_linux *l, uid_t uid,
                        gid_t gid, bool privileged, struct rrt_error *err)
 {
@@ -241,7 +157,7 @@ static int plan_config(struct rrt_userns_plan *plan, const struct rrt_linux *l, 
   }
   const char *names[] = {"newuidmap", "newgidmap"};
   for (size_t i = 0; i < 2; i++) {
-    cleanup_free char *p = find_helper(names[i]);
+    cleanup_free char *p = rrt_userns_find_helper(names[i]);
     if (!p)
       return rrt_error_set(err, 0,
                            "%s: mapping more than uid %u and gid %u needs %s, not found in PATH, "
@@ -253,10 +169,12 @@ static int plan_config(struct rrt_userns_plan *plan, const struct rrt_linux *l, 
   return 0;
 }
 
-static int plan_build(const struct rrt_spec *spec, uid_t uid, gid_t gid, const char *username,
-                      bool privileged, const char *subuid_file, const char *subgid_file,
+static int plan_build(const struct rrt_spec *spec, const struct rrt_userns_caller *c,
                       struct rrt_userns_plan *plan, struct rrt_error *err)
 {
+  uid_t uid = c->uid;
+  gid_t gid = c->gid;
+  bool privileged = c->privileged;
   const struct rrt_linux *l = &spec->lnx;
   const struct rrt_namespace *ns = find_userns(spec);
   bool has_maps = l->uid_mappings.n > 0 || l->gid_mappings.n > 0;
@@ -277,31 +195,50 @@ static int plan_build(const struct rrt_spec *spec, uid_t uid, gid_t gid, const c
     /* Without a user namespace an unprivileged user could create none of the
      * other namespaces nor mount anything: add one. */
     plan->create = true;
-    return plan_default(plan, uid, gid, username, subuid_file, subgid_file, err);
+    return plan_defaults(plan, c, err);
   }
   plan->create = true;
   if (has_maps)
-    return plan_config(plan, l, uid, gid, privileged, err);
-  if (privileged)
+    /* Nested with CAP_SETUID and CAP_SETGID (a job container's root): written directly too. */
+    return plan_config(plan, l, uid, gid, privileged || (c->nested && c->setid), err);
+  if (c->host_privileged)
     /* Defaulting to 0..65535 -> host 0.. would hand the container the real
      * root and system accounts: make the caller say what it wants. */
     return rrt_error_set(err, 0,
                          "linux.uidMappings: required when running as root with a "
                          "new user namespace");
-  return plan_default(plan, uid, gid, username, subuid_file, subgid_file, err);
+  return plan_defaults(plan, c, err);
+}
+
+int rrt_userns_plan_caller(const struct rrt_spec *spec, const struct rrt_userns_caller *c,
+                           struct rrt_userns_plan *plan, struct rrt_error *err)
+{
+  memset(plan, 0, sizeof(*plan));
+  plan->method = RRT_MAP_NONE;
+  bool from_config = spec->lnx.uid_mappings.n > 0;
+  if (plan_build(spec, c, plan, err) < 0 ||
+      rrt_userns_plan_check_nested(plan, c, from_config, err) < 0) {
+    rrt_userns_plan_free(plan);
+    return -1;
+  }
+  return 0;
 }
 
 int rrt_userns_plan(const struct rrt_spec *spec, uid_t uid, gid_t gid, const char *username,
                     bool privileged, const char *subuid_file, const char *subgid_file,
                     struct rrt_userns_plan *plan, struct rrt_error *err)
 {
-  memset(plan, 0, sizeof(*plan));
-  plan->method = RRT_MAP_NONE;
-  if (plan_build(spec, uid, gid, username, privileged, subuid_file, subgid_file, plan, err) < 0) {
-    rrt_userns_plan_free(plan);
-    return -1;
-  }
-  return 0;
+  /* The caller as these arguments describe it, on a host: privileged is root's answer. */
+  const struct rrt_userns_caller c = {.uid = uid,
+                                      .euid = uid,
+                                      .gid = gid,
+                                      .username = username,
+                                      .initial = true,
+                                      .host_privileged = privileged,
+                                      .privileged = privileged,
+                                      .subuid_file = subuid_file,
+                                      .subgid_file = subgid_file};
+  return rrt_userns_plan_caller(spec, &c, plan, err);
 }
 
 void rrt_userns_plan_free(struct rrt_userns_plan *plan)
@@ -509,7 +446,7 @@ static int start_helper(const char *name, pid_t pid, const struct rrt_id_mapping
                         const cpu_set_t *cpus, struct helper_run *h, struct rrt_error *err)
 {
   *h = (struct helper_run){.name = name, .child = -1, .out_r = -1, .report_r = -1};
-  h->path = find_helper(name);
+  h->path = rrt_userns_find_helper(name);
   if (!h->path)
     return rrt_error_set(err, 0,
                          "%s: not found (looked in PATH, /usr/bin, /usr/sbin, /bin; install "

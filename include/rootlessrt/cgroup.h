@@ -79,12 +79,11 @@ struct rrt_cgroup_opts {
   bool privileged;            /* real root on the host: v1 controllers, device rules */
   bool limits_warn;           /* RRT_LIMITS_ANNOTATION=warn */
   bool cgroup_shared;         /* RRT_CGROUP_ANNOTATION=shared */
-  /* Called before each directory of the container's is made (pending: that directory), and as
-   * soon as it is known to be its own, made or found empty (pending NULL, cg what is known),
-   * before anything is written into it: create records both, so that delete --force finds the
-   * cgroup whatever instant create dies at. */
-  int (*found)(const struct rrt_cgroup *cg, const char *pending, void *arg, struct rrt_error *err);
-  void *found_arg;
+  /* Called once, before any directory is made: mine names the directories create is about to
+   * make (not one that is there already), or the systemd scope once made. create records it,
+   * so that delete --force finds the cgroup whatever instant create dies at. */
+  int (*record)(const struct rrt_cgroup *mine, void *arg, struct rrt_error *err);
+  void *record_arg;
 };
 
 /* After a failed create, once the container's cgroup is destroyed: the levels above it that
@@ -162,8 +161,10 @@ bool rrt_cgroup_has_freezer(const struct rrt_cgroup *cg);
 
 /* Moves pid (0: the caller) into every one of the container's cgroups. */
 /* exec --cgroup (runc's form): [CONTROLLER[,CONTROLLER]:]PATH, a sub-cgroup of the container's
- * that must exist; without controllers in every hierarchy, with them in those v1 ones (cgroup v2
- * has one hierarchy: a path alone). cg then names those sub-cgroups. */
+ * that must exist, taken from the container's cgroup as runc joins it ("/" and "memory:/" are
+ * that cgroup itself); without controllers in every hierarchy, with them in those v1 ones, each
+ * one the container has (cgroup v2 has one hierarchy: a path alone). cg then names those
+ * sub-cgroups. */
 int rrt_cgroup_narrow(struct rrt_cgroup *cg, const char *spec, struct rrt_error *err);
 int rrt_cgroup_enter(const struct rrt_cgroup *cg, pid_t pid, struct rrt_error *err);
 

@@ -2,6 +2,7 @@
 #ifndef ROOTLESSRT_CHECK_H
 #define ROOTLESSRT_CHECK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -38,6 +39,7 @@ struct rrt_check {
   uid_t uid;
   gid_t gid;
   char *user;
+  bool nested; /* inside another engine's container (a CI job's): set by the nested items */
   struct rrt_check_item *items;
   size_t n;
 };

@@ -65,8 +65,14 @@ int rrt_caps_prepare(const struct rrt_caps *caps, struct rrt_error *err);
  * it may run under the container's seccomp filter, whose notify agent would get the write. */
 int rrt_caps_apply(const struct rrt_caps *caps, struct rrt_error *err);
 
-/* rlimits, oomScoreAdj, personality, ioPriority, scheduler (before execve). */
+/* rlimits, ioPriority, scheduler (before execve). */
 int rrt_process_limits_apply(const struct rrt_process *proc, struct rrt_error *err);
+/* process.oomScoreAdj, into this process and what it forks: written while it is still dumpable,
+ * before it joins a pid namespace another container sees (init, before its fork) or the first
+ * namespace (exec, the runtime's own child), since an undumpable process cannot open its own
+ * /proc/self/oom_score_adj from inside a user namespace (Docker's --userns-remap with --pid
+ * container:X). A refused write (lowering it without CAP_SYS_RESOURCE) is a warning. */
+int rrt_oom_score_adj_apply(const struct rrt_process *proc, struct rrt_error *err);
 
 /* linux.personality: LINUX -> PER_LINUX, LINUX32 -> PER_LINUX32. */
 int rrt_personality_apply(const struct rrt_personality *pers, struct rrt_error *err);

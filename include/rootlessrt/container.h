@@ -79,7 +79,7 @@ struct rrt_exec_ctx {
 int rrt_process_prepare_cwd(const struct rrt_process *proc, struct rrt_error *err);
 /* At create, in init after pivot_root: what runc and crun also refuse at
  * create rather than at start: process.user ids that the user namespace does
- * not map, rlimits, oomScoreAdj, personality, ioPriority and scheduler (applied now:
+ * not map, rlimits, personality, ioPriority and scheduler (applied now:
  * they survive execve). */
 int rrt_process_prepare(const struct rrt_spec *spec, struct rrt_error *err);
 /* At create, in the container's root: process.args[0] exists (PATH search

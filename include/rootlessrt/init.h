@@ -31,6 +31,7 @@ struct rrt_init_args {
   bool own_terminal;
   bool no_pivot;
   bool no_new_keyring;
+  bool nested;      /* the runtime runs in a CI job's container (rrt_userns_caller.nested) */
   int preserve_fds; /* listen_fds included */
   int listen_fds;
   int ns_flags; /* CLONE_NEW* to create (the user namespace excluded) */
@@ -45,7 +46,8 @@ struct rrt_init_args {
   /* Real root without a user namespace: the container's cgroups, made already, which init
    * joins itself (cgroup.h, rrt_cgroup_join); NULL: the runtime moves init in. */
   const struct rrt_cgroup_join *cg_join;
-  bool cg_in_v2; /* the child is init and was cloned into the v2 directory already */
+  bool cg_in_v2;       /* the child is init and was cloned into the v2 directory already */
+  bool oom_by_runtime; /* real root writes init's process.oomScoreAdj itself (container.c) */
 };
 
 /* Runs in the cloned child; never returns. Failures travel to the runtime

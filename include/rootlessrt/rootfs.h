@@ -26,6 +26,7 @@ struct rrt_rootfs_ctx {
   const struct rrt_spec *spec;
   const char *rootfs; /* absolute path of the container root (bundle-resolved) */
   bool userns;        /* we run in a non-initial user namespace: rootless fallbacks */
+  bool nested;        /* the runtime runs in a CI job's container (userns.h): say what it binds */
   bool new_netns;     /* sysfs can be mounted only with an owned netns */
   /* The container has a namespace of this type (new or joined): no host /proc for a pid one,
    * no host cgroup tree for a cgroup one. */

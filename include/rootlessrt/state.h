@@ -55,13 +55,13 @@ int rrt_state_open(const char *root, const char *id, bool exclusive, int *dirfd,
  * else can write, not a symlink. */
 int rrt_state_read_file(int dirfd, const char *name, char **out, size_t *len,
                         struct rrt_error *err);
-/* The records create makes before state.json: symlinks "init" (pid and start time), and
- * "cgroup" and "cgroups" (st->cgroup and st->cgroups_json) once the cgroups exist. */
+/* The records create makes before state.json, each once: symlinks "init" (pid and start time),
+ * and "cgroups" (st->cgroup and st->cgroups_json: the directories create is about to make)
+ * before the first cgroup directory is made. */
 int rrt_state_record_init(int dirfd, pid_t pid, unsigned long long start, struct rrt_error *err);
 int rrt_state_record_cgroup(int dirfd, const struct rrt_state *st, struct rrt_error *err);
-/* The cgroup directory create is about to make ("cgroup-new"), until the next record. */
-int rrt_state_record_pending_cgroup(int dirfd, const char *dir, struct rrt_error *err);
-/* delete --force of a container create left half made: rmdir of that directory, no more. */
+/* delete --force of a container an earlier version's create left half made: rmdir of the
+ * directory its "cgroup-new" record names, no more. */
 void rrt_state_remove_pending_cgroup(int dirfd);
 /* What the records say when state.json cannot be read: st gets id, owner, and init's pid and
  * start time and the cgroup when recorded. */

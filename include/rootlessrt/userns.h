@@ -67,6 +67,62 @@ int rrt_userns_plan(const struct rrt_spec *spec, uid_t uid, gid_t gid, const cha
                     struct rrt_userns_plan *plan, struct rrt_error *err);
 void rrt_userns_plan_free(struct rrt_userns_plan *plan);
 
+/*
+ * Where the runtime runs, as far as ids go (nested.c reads it from /proc/self): a host, or a CI
+ * job's container made by another engine or by rootlessrt itself.
+ */
+struct rrt_userns_caller {
+  uid_t uid, euid;
+  gid_t gid;
+  const char *username;
+  bool initial;         /* in the initial user namespace */
+  bool host_privileged; /* CAP_SYS_ADMIN there */
+  /* May make its namespaces without a user namespace: host root, or uid 0 holding
+   * CAP_SYS_ADMIN, CAP_SETUID and CAP_SETGID in its own user namespace (rootless podman). */
+  bool privileged;
+  /* In another engine's container: a user namespace other than the initial one, a bounding set
+   * without CAP_SYS_ADMIN, or uid 0 without CAP_SYS_ADMIN. */
+  bool nested;
+  bool setid;                  /* CAP_SETUID and CAP_SETGID effective */
+  bool setfcap;                /* CAP_SETFCAP effective: may map uid 0 (Linux 5.12) */
+  struct rrt_id_mappings uids; /* the ids its namespace has (its uid_map), owned */
+  struct rrt_id_mappings gids; /* and gid_map */
+  bool helpers_work;           /* nested: newuidmap/newgidmap get their privilege here */
+  char *helpers_why;           /* why not (malloc'd), or NULL */
+  const char *subuid_file, *subgid_file;
+};
+
+void rrt_userns_caller_read(struct rrt_userns_caller *c);
+void rrt_userns_caller_free(struct rrt_userns_caller *c);
+
+/*
+ * rrt_userns_plan for the caller as it is. Not privileged and not nested: as rrt_userns_plan
+ * unprivileged. Host root: as rrt_userns_plan privileged. Nested, the default maps (a user
+ * namespace without mappings in the config, or added) are rrt_userns_plan_nested's.
+ */
+int rrt_userns_plan_caller(const struct rrt_spec *spec, const struct rrt_userns_caller *c,
+                           struct rrt_userns_plan *plan, struct rrt_error *err);
+
+/* The default maps nested: the namespace's ids onto themselves with CAP_SETUID and CAP_SETGID
+ * (DIRECT); else 0 -> the caller and every subordinate range through newuidmap/newgidmap, when
+ * they work here and the namespace has those ids (HELPERS); else the caller alone (SELF). */
+void rrt_userns_plan_nested(struct rrt_userns_plan *plan, const struct rrt_userns_caller *c);
+
+/* Nested, a plan the kernel would refuse for a reason the caller can name: uid 0 of this
+ * namespace mapped without CAP_SETFCAP. -1 with the cause and the fix in err. */
+int rrt_userns_plan_check_nested(const struct rrt_userns_plan *plan,
+                                 const struct rrt_userns_caller *c, bool from_config,
+                                 struct rrt_error *err);
+
+/* The ranges of a /proc/PID/uid_map text as {first id inside, outside, count}: 0, or -1 when it
+ * has none. */
+int rrt_userns_parse_own_map(const char *text, struct rrt_id_mappings *ids);
+/* Whether ids (container_id .. + size) hold every id of start .. start + count - 1. */
+bool rrt_userns_ids_cover(const struct rrt_id_mappings *ids, unsigned long start,
+                          unsigned long count);
+/* The full path of newuidmap or newgidmap (PATH, then /usr/bin, /usr/sbin, /bin), malloc'd. */
+char *rrt_userns_find_helper(const char *name);
+
 /* Writes the plan's maps for process pid (which must be in the new userns and
  * waiting). Errors carry the helper's stderr. */
 int rrt_userns_write_maps(pid_t pid, const struct rrt_userns_plan *plan, struct rrt_error *err);

@@ -74,13 +74,18 @@ outer() {
       cg_deleg=$cg_mnt/rrt-ctrd-$$
       chown "$uid" "$cg_deleg" "$cg_deleg"/cgroup.{procs,threads,subtree_control}
     fi
+    # containerd-rootless.sh's network: a namespace of its own (slirp4netns), for which
+    # rootlesskit mounts a new sysfs on /sys and moves the cgroup mounts back under it; the host's
+    # network where slirp4netns is missing.
+    local -a net=(--net=host)
+    command -v slirp4netns >/dev/null 2>&1 && net=(--net=slirp4netns --disable-host-loopback)
     # Moved (as root: the move needs the common ancestor) into the delegated cgroup first.
     out=$(
       [ -z "$cg_deleg" ] || echo "$BASHPID" >"$cg_deleg/cgroup.procs"
       exec setpriv --reuid="$uid" --regid="$(id -g "$user")" --init-groups --reset-env \
         env PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME="$work/rootless" \
         XDG_RUNTIME_DIR="$work/rootless" RRT_CG_DELEG="$cg_deleg" \
-        timeout -k 10 300 rootlesskit --net=host --copy-up=/etc --copy-up=/run \
+        timeout -k 10 300 rootlesskit "${net[@]}" --copy-up=/etc --copy-up=/run \
         --state-dir="$work/rootless/rootlesskit" \
         bash "$work/bin/containerd.sh" --inner rootless "$work/rootless" 2>&1
     )
@@ -382,6 +387,58 @@ if [ "$mode" != root ]; then
   skip "--memory-limit and task metrics: as root only here (a rootless user gets no cgroup v1)" 2
 else
   cgroup_checks
+fi
+
+# ---------------------------------------------------------------- cgroups (rootless)
+
+# Rootless with a delegated cgroup v2 directory: ctr run --cgroup /PATH puts the container in
+# PATH below that directory (a user cannot write at the mount's root), where pause and the
+# limits v2 has act on it; a limit nothing here can apply is refused saying what is true (the
+# cgroup2 mount is there; the controller is not delegated), not "cgroup v2 is not mounted".
+rootless_cgroup_checks() {
+  local pid v2 out rc
+  ctr_ run --runtime io.containerd.runc.v2 --runc-binary "$RRT" --runc-root "$RUNC_ROOT" \
+    --fifo-dir "$W/fifo" --cgroup /rrt-ctr-custom/cg1 --cpu-shares 0 -d "$IMG" cg1 sleep 1000 \
+    >"$W/cg1.out" 2>&1
+  if wait_status cg1 RUNNING; then
+    pass "run --cgroup /rrt-ctr-custom/cg1: the task runs"
+  else
+    fail "run --cgroup /rrt-ctr-custom/cg1: the task runs" "$(cat "$W/cg1.out")"
+  fi
+  pid=$(task_pid cg1)
+  v2=$(awk -F: '$1 == "0" {print $3; exit}' "/proc/${pid:-none}/cgroup" 2>/dev/null)
+  is "$v2" "${RRT_CG_DELEG#"$CG2_MNT"}/rrt-ctr-custom/cg1" \
+    "run --cgroup /rrt-ctr-custom/cg1: in that cgroup, below the user's delegated one"
+  ctr_ task kill -s KILL cg1 >/dev/null 2>&1
+  wait_status cg1 STOPPED
+  ctr_ task delete cg1 >/dev/null 2>&1
+  ctr_ containers delete cg1 >/dev/null 2>&1
+  is "$(find "$RRT_CG_DELEG/rrt-ctr-custom" -mindepth 1 -type d 2>&1)" "" \
+    "delete: the container's cgroup is gone"
+  rmdir "$RRT_CG_DELEG/rrt-ctr-custom" 2>/dev/null
+  out=$(ctr_ run --runtime io.containerd.runc.v2 --runc-binary "$RRT" --runc-root "$RUNC_ROOT" \
+    --fifo-dir "$W/fifo" --cgroup /rrt-ctr-custom/cg2 --memory-limit 67108864 --rm "$IMG" cg2 \
+    true 2>&1)
+  rc=$?
+  if grep -qw memory "$RRT_CG_DELEG/cgroup.controllers" 2>/dev/null; then
+    is "$rc" 0 "run --memory-limit: the delegated cgroup has the memory controller: it runs"
+  elif [ "$rc" != 0 ] && [[ $out == *"memory controller is not enabled"* ]] &&
+    [[ $out != *"not mounted"* ]]; then
+    pass "run --memory-limit without the memory controller: refused, saying it is not enabled there"
+  else
+    fail "run --memory-limit without the memory controller: refused, saying it is not enabled there" \
+      "exit status $rc: $out"
+  fi
+  ctr_ containers delete cg2 >/dev/null 2>&1
+  rmdir "$RRT_CG_DELEG/rrt-ctr-custom" 2>/dev/null
+}
+CG2_MNT=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
+if [ "$mode" != rootless ]; then
+  :
+elif [ -z "${RRT_CG_DELEG:-}" ] || [ -z "$CG2_MNT" ]; then
+  skip "rootless --cgroup and --memory-limit: no cgroup v2 delegated to the user on this host" 4
+else
+  rootless_cgroup_checks
 fi
 
 # ---------------------------------------------------------------- a CRI-shaped pod (root)

@@ -256,9 +256,53 @@ def remove_pod(pod):
 
 # ---------------------------------------------------------------- scenarios
 
-IMAGE = "docker.io/rrt/busybox:test"
+IMAGE = os.environ.get("CRI_IMAGE", "docker.io/rrt/busybox:test")
 CG = os.environ.get("CRI_CGROUP_PARENT", "/rrt-cri")
 RUNNING, EXITED = 1, 2
+
+
+def nested_job(spec):
+    """nested.sh's CI job in a pod (CRI_NESTED_JOB: {"name": pod name, "command": [...],
+    "mounts": [[host, ctr, readonly], ...], "devices": [path, ...], "run_as_user": uid}),
+    non-privileged; prints what it printed."""
+    name = spec.get("name", "nested")
+    pod, cfg, err = run_pod(name, f"{CG}/{name}")
+    if not pod:
+        print(f"not ok - RunPodSandbox: {err}")
+        return
+    ns = msg((1, NODE), (2, CONTAINER), (3, NODE))
+    user = spec.get("run_as_user")
+    # What the kubelet sends for procMount Default: its masked and read-only paths.
+    masked = ["/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+              "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
+              "/sys/firmware"]
+    readonly = ["/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"]
+    linux = msg((2, msg((2, False), (3, ns), (5, msg((1, user)) if user is not None else None),
+                        (13, masked), (14, readonly))))
+    envs = [msg((1, k), (2, v)) for k, v in spec.get("envs", {}).items()]
+    ccfg = msg((1, msg((1, "job"), (2, 0))), (2, msg((1, IMAGE))), (3, spec["command"]), (6, envs),
+               (7, [volume(h, c, readonly=ro) for h, c, ro in spec["mounts"]]),
+               (8, [msg((1, d), (2, d), (3, "rwm")) for d in spec.get("devices", [])]),
+               (11, "job.log"), (15, linux))
+    cid, err = create_start(pod, cfg, ccfg)
+    if err:
+        print(f"not ok - the job's container starts: {err}")
+    else:
+        st = wait_state(cid, EXITED, int(os.environ.get("CRI_NESTED_TIMEOUT", "150")))
+        if not st or st["state"] != EXITED:
+            print(f"not ok - the job's container ends: {st}")
+        try:
+            with open(os.path.join(WORK, "logs", name, "job.log")) as f:
+                for line in f:  # "TIME STREAM TAG TEXT" (the CRI log format)
+                    print(line.rstrip("\n").split(" ", 3)[-1], flush=True)
+        except OSError as e:
+            print(f"not ok - the job's log: {e}")
+    remove_pod(pod)
+
+
+if os.environ.get("CRI_NESTED_JOB"):
+    nested_job(json.loads(os.environ["CRI_NESTED_JOB"]))
+    sys.exit(0)
 
 r, err = call("Version", msg((1, "v1")))
 ok(r is not None and text(r, 2) == "containerd", "Version: containerd's CRI plugin answers",

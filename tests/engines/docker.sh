@@ -15,9 +15,14 @@
 # but the cgroup limits and pause (this host's controllers are cgroup v1: a rootless dockerd has
 # none), when docker.io's contrib script is there.
 #
+# A rootful dockerd with --userns-remap (the user rrt-remap and its subordinate range, made by
+# contrib/ensure-user.sh): every container in a user namespace of its own, its root a subordinate
+# uid; run, exec, and the namespaces of another container joined (--pid, --ipc, --network
+# container:X), where init is not dumpable and must still get its oomScoreAdj (issue 28).
+#
 # The reference: `docker.sh /usr/sbin/runc` runs the same checks against runc. Knobs:
 # RRT_DOCKER_TIMEOUT (240 s per mode), RRT_KEEP=1 keeps the work directory, RRT_DOCKER_ROOTLESS=0
-# skips the rootless half. Prints one TAP-like line per check and ends with
+# skips the rootless half, RRT_DOCKER_REMAP=0 the remapped daemon. Prints one TAP-like line per check and ends with
 # "docker: N passed, N failed, N skipped". Must run as real root.
 # Internal: docker.sh --inner MODE WORK runs the scenarios of one mode against a running daemon.
 set -u
@@ -29,12 +34,13 @@ source "$here/tap.sh"
 # shellcheck source=daemon.sh
 source "$here/daemon.sh"
 
-# The checks of one mode (29 scenarios, then the leftovers: 5 as root, 4 rootless), for the skips.
-N_ROOT=34 N_ROOTLESS=33
+# The checks of one mode (29 scenarios, then the leftovers: 5 as root, 4 rootless; the remapped
+# daemon's 2 + 7 and 5), for the skips.
+N_ROOT=34 N_ROOTLESS=33 N_REMAP=14
 
 # ---------------------------------------------------------------- the outer harness (root)
 
-skip_all() { skip_suite docker "$1" $((N_ROOT + N_ROOTLESS)); }
+skip_all() { skip_suite docker "$1" $((N_ROOT + N_ROOTLESS + N_REMAP)); }
 
 outer() {
   local runtime
@@ -87,6 +93,11 @@ outer() {
   chmod -R a+rX "$work"
 
   rootful
+  if [ "${RRT_DOCKER_REMAP:-1}" = 0 ]; then
+    skip "remap: RRT_DOCKER_REMAP=0" "$N_REMAP"
+  else
+    remapped
+  fi
   if [ "${RRT_DOCKER_ROOTLESS:-1}" = 0 ]; then
     skip "rootless: RRT_DOCKER_ROOTLESS=0" "$N_ROOTLESS"
   else
@@ -97,6 +108,19 @@ outer() {
 }
 
 link_names() { ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | sort; }
+# new_links: the interfaces made since links_before that this run could have made. Another daemon
+# on a busy host (the host's Docker) makes veth pairs, bridges and their ports all the time; ours
+# makes none of those (--bridge=none, containers --network none), so they are not compared: what
+# is left is anything else new (a tap0 in the host's namespace, a dummy, ...).
+new_links() {
+  local name
+  comm -13 <(printf '%s\n' "$links_before") <(link_names) | while read -r name; do
+    [ -n "$name" ] || continue
+    ip -o -d link show dev "$name" 2>/dev/null |
+      grep -qE ' master | veth |bridge_id ' && continue
+    echo "$name"
+  done
+}
 # docker_rules: the host's iptables rules and chains that name Docker (--iptables=false: none).
 docker_rules() {
   local t
@@ -166,8 +190,8 @@ leftover_checks() {
   left=$(work_pids | xargs -r ps -o pid=,args= -p 2>/dev/null)
   is_ "$left" "" "$mode: no process is left once dockerd stopped"
   is_ "$(work_mounts)" "" "$mode: no mount is left under the work directory"
-  [ "$mode" = root ] && is_ "$(work_cgroups -mindepth 1)" "" "$mode: no container cgroup is left"
-  is_ "$(link_names)" "$links_before" "$mode: no network interface is left"
+  [ "$mode" != rootless ] && is_ "$(work_cgroups -mindepth 1)" "" "$mode: no container cgroup is left"
+  is_ "$(new_links)" "" "$mode: no network interface is left (of the kinds this run could make)"
   is_ "$(docker_rules)" "$docker_rules_before" "$mode: no iptables rule or chain of Docker's is left"
 }
 is_() { if [ "$1" == "$2" ]; then pass "$3"; else fail "$3" "got:      '$1'" "expected: '$2'"; fi; }
@@ -197,6 +221,42 @@ EOF
   wait "$root_pid" 2>/dev/null
   root_pid=""
   leftover_checks root
+}
+
+# The same daemon as rootful's, with --userns-remap: the containers' root is rrt-remap's first
+# subordinate uid.
+remapped() {
+  local d=$work/remap start
+  if ! bash "$here/../../contrib/ensure-user.sh" rrt-remap >/dev/null; then
+    fail "remap: cannot set up the user rrt-remap"
+    skip "remap: the scenarios need the user" $((N_REMAP - 1))
+    return
+  fi
+  start=$(awk -F: '$1 == "rrt-remap" {print $2; exit}' /etc/subuid)
+  mkdir -p "$d/data" "$d/exec"
+  cat >"$d/daemon.json" <<EOF
+{
+  "runtimes": {"rrt": {"path": "$rt_bin"}},
+  "default-runtime": "rrt",
+  "userns-remap": "rrt-remap",
+  "deprecated-key-path": "$d/key.json"
+}
+EOF
+  dockerd --config-file "$d/daemon.json" --data-root "$d/data" --exec-root "$d/exec" \
+    -H "unix://$d/d.sock" --pidfile "$d/d.pid" --bridge=none --iptables=false --ip6tables=false \
+    --ip-masq=false --userland-proxy=false --cgroup-parent="/rrt-docker-$$" \
+    --exec-opt native.cgroupdriver=cgroupfs >"$d/dockerd.log" 2>&1 &
+  remap_pid=$!
+  if ! wait_daemon "$d" "$remap_pid"; then
+    fail "remap: dockerd --userns-remap starts" "$(tail -n 20 "$d/dockerd.log")"
+    skip "remap: the scenarios need dockerd" $((N_REMAP - 1))
+    return
+  fi
+  run_inner remap env RRT_REMAP_START="$start"
+  stop_daemon "$remap_pid"
+  wait "$remap_pid" 2>/dev/null
+  remap_pid=""
+  leftover_checks remap
 }
 
 rootless() {
@@ -255,6 +315,7 @@ EOF
 # directory, its mounts (deepest first), the cgroups, the directory.
 outer_cleanup() {
   stop_daemon "${root_pid:-}"
+  stop_daemon "${remap_pid:-}"
   stop_daemon "${rootless_pid:-}"
   local p
   for _ in 1 2 3; do
@@ -354,6 +415,42 @@ else
 fi
 rt=$(D info -f '{{.DefaultRuntime}}' 2>&1)
 is "$rt" "$RT_NAME" "docker info: the default runtime is $RT_NAME"
+
+# ---------------------------------------------------------------- --userns-remap
+
+# Every container in a user namespace of its own. A container joining another's pid namespace
+# (--pid container:X) has an init that is not dumpable there from before it exists: runc and crun
+# run it; rootlessrt said "process.oomScoreAdj: open /proc/self/oom_score_adj: Permission denied".
+if [ "$mode" = remap ]; then
+  out=$(R "$IMG" sh -c 'id -u; cat /proc/self/uid_map' 2>&1)
+  like "$out" "^0"$'\n'" +0 +$RRT_REMAP_START +[0-9]+" \
+    "run: root in the container is rrt-remap's first subordinate uid ($RRT_REMAP_START)"
+  c=$(D run -d --network none --ipc shareable --name rrt-r1 "$IMG" sleep 1000 2>&1)
+  if wait_state rrt-r1 running; then
+    pass "run -d: the container runs"
+  else
+    fail "run -d: the container runs" "$c"
+  fi
+  out=$(R --pid container:rrt-r1 "$IMG" sh -c 'tr "\0" " " </proc/1/cmdline' 2>&1)
+  is "$out" "sleep 1000 " "run --pid container:X: its pid 1 is the other container's process"
+  out=$(R --oom-score-adj 500 --pid container:rrt-r1 "$IMG" cat /proc/self/oom_score_adj 2>&1)
+  is "$out" 500 "run --oom-score-adj 500 --pid container:X: the score is set"
+  out=$(D run --rm --network container:rrt-r1 --ipc container:rrt-r1 "$IMG" true 2>&1)
+  is "$?" 0 "run --network container:X --ipc container:X" "$out"
+  out=$(D exec rrt-r1 sh -c 'echo in-exec; exit 3' 2>&1)
+  is "$out/$?" "in-exec/3" "exec: the process's output and exit code"
+  c=$(D run -d --network none --name rrt-r2 --pid container:rrt-r1 "$IMG" sleep 1000 2>&1)
+  if wait_state rrt-r2 running; then
+    out=$(D exec rrt-r2 cat /proc/self/oom_score_adj 2>&1)
+    is "$out/$?" "0/0" "exec into a container in a joined pid namespace"
+  else
+    fail "exec into a container in a joined pid namespace" "$c" "$(D logs rrt-r2 2>&1 | tail -n 3)"
+  fi
+  D rm -f rrt-r2 rrt-r1 >/dev/null 2>&1
+  summary "$mode"
+  [ "$N_FAIL" -eq 0 ]
+  exit
+fi
 
 # ---------------------------------------------------------------- run and its exit codes
 

@@ -38,10 +38,18 @@ static int64_t fake_clock(void)
   return fake_now;
 }
 
-/* The agent's side of the protocol, as net/agent.c serves it, in the runtime's netns. */
+/* The agent's side of the protocol, as net/agent.c serves it, in the runtime's netns. It keeps
+ * its copy of the last sockets it sent a while: the real agent closes its copy after the send,
+ * and may not have yet when the relay closes its own (the socket then stays in the relay's epoll
+ * set unless the relay takes it out). */
+#define AGENT_KEEPS 8
 static void *agent_thread(void *arg)
 {
   int sock = (int)(intptr_t)arg;
+  int kept[AGENT_KEEPS];
+  unsigned next = 0;
+  for (int i = 0; i < AGENT_KEEPS; i++)
+    kept[i] = -1;
   for (;;) {
     char req;
     if (recv(sock, &req, 1, 0) <= 0)
@@ -53,8 +61,11 @@ static void *agent_thread(void *arg)
       rrt_error_errno(&err, "socket");
     (void)net_send_status(sock, fd, fd < 0 ? &err : NULL);
     rrt_error_clear(&err);
-    if (fd >= 0)
-      close(fd);
+    if (fd >= 0) {
+      if (kept[next % AGENT_KEEPS] >= 0)
+        close(kept[next % AGENT_KEEPS]);
+      kept[next++ % AGENT_KEEPS] = fd;
+    }
   }
 }
 

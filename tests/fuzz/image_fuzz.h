@@ -7,7 +7,6 @@
 
 #include <archive.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +17,9 @@
 #include "../../image/manifest.h"
 #include "../../image/source.h"
 #include "../../image/unpack.h"
+#include "rootlessrt/rmtree.h"
 
-static void fuzz_check(int r, struct rrt_error *err)
+static inline void fuzz_check(int r, struct rrt_error *err)
 {
   if (r < 0 && !err->msg)
     __builtin_trap();
@@ -27,7 +27,7 @@ static void fuzz_check(int r, struct rrt_error *err)
 }
 
 /* An in-memory "tar" source: the files a pass over the archive would have kept. */
-static void fuzz_add(struct rrt_src *s, const char *name, const void *data, size_t len)
+static inline void fuzz_add(struct rrt_src *s, const char *name, const void *data, size_t len)
 {
   s->files = realloc(s->files, (s->n_files + 1) * sizeof(*s->files));
   struct rrt_src_file *f = &s->files[s->n_files++];
@@ -38,7 +38,7 @@ static void fuzz_add(struct rrt_src *s, const char *name, const void *data, size
   f->len = len;
 }
 
-static char *fuzz_blob(struct rrt_src *s, const void *data, size_t len)
+static inline char *fuzz_blob(struct rrt_src *s, const void *data, size_t len)
 {
   char hex[65], name[80];
   rrt_digest_buf(data, len, hex);
@@ -49,7 +49,7 @@ static char *fuzz_blob(struct rrt_src *s, const void *data, size_t len)
   return d;
 }
 
-static void fuzz_free_src(struct rrt_src *s)
+static inline void fuzz_free_src(struct rrt_src *s)
 {
   for (size_t i = 0; i < s->n_files; i++) {
     free(s->files[i].name);
@@ -60,7 +60,7 @@ static void fuzz_free_src(struct rrt_src *s)
 
 /* The first byte picks which document the rest is; the documents that lead to it are made
  * here with the right digests, so the fuzzer reaches every parser. */
-static int fuzz_image_json(const uint8_t *data, size_t size)
+static inline int fuzz_image_json(const uint8_t *data, size_t size)
 {
   if (size < 1)
     return 0;
@@ -116,7 +116,7 @@ static int fuzz_image_json(const uint8_t *data, size_t size)
 
 /* The bytes as an oci-archive and as a docker-archive: the small files found by a pass over
  * the headers, the layers checked as a set. */
-static int fuzz_image_archive(const uint8_t *data, size_t size)
+static inline int fuzz_image_archive(const uint8_t *data, size_t size)
 {
   static char path[64];
   if (!*path)
@@ -150,19 +150,8 @@ static int fuzz_image_archive(const uint8_t *data, size_t size)
   return 0;
 }
 
-static int fuzz_rm_one(const char *path, const struct stat *st, int type, struct FTW *f)
-{
-  (void)st;
-  (void)f;
-  if (type == FTW_DP || type == FTW_DNR)
-    chmod(path, 0700), rmdir(path);
-  else
-    unlink(path);
-  return 0;
-}
-
 /* The bytes as a layer (tar, gzip or zstd) unpacked into a fresh scratch directory. */
-static int fuzz_image_unpack(const uint8_t *data, size_t size)
+static inline int fuzz_image_unpack(const uint8_t *data, size_t size)
 {
   char dir[] = "/tmp/rrt-fuzz-unpack.XXXXXX";
   if (!mkdtemp(dir))
@@ -181,7 +170,8 @@ static int fuzz_image_unpack(const uint8_t *data, size_t size)
   if (rootfd >= 0)
     close(rootfd);
   archive_read_free(a);
-  nftw(dir, fuzz_rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+  /* What the layer made, removed as the runtime removes such trees. */
+  (void)rrt_remove_tree(dir, NULL);
   return 0;
 }
 

@@ -7,7 +7,7 @@
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
 ITEMS="subuid subgid newuidmap newgidmap userns apparmor overlay seccomp runtime-dir cgroup user-bus
-tun fuse fuse-overlayfs rootlessrt-net slirp4netns pasta storage"
+tun fuse fuse-overlayfs rootlessrt-net net-fast-path slirp4netns pasta storage"
 ME=$(id -un)
 FAKE=$T_WORK/fakeroot
 
@@ -166,8 +166,8 @@ if unshare -r sh -c 'echo 0 >/proc/sys/user/max_user_namespaces' 2>/dev/null; th
   run unshare -r sh -c 'echo 0 >/proc/sys/user/max_user_namespaces && exec "$@"' sh \
     timeout 30 "$RRT" --root "$RRT_ROOT" run -b "$b" "$id"
   is "$rc" 1 "create where no user namespace may be made fails"
-  like "$err" "clone\(CLONE_NEWUSER\).*\(no user namespace may be created \(user.max_user_namespaces\)\); run 'rootlessrt check' for details\$" \
-    "create's error names user.max_user_namespaces and ends with run 'rootlessrt check' for details"
+  like "$err" "clone\(CLONE_NEWUSER\).*\(no user namespace may be created \(user.max_user_namespaces = 0 here: raise it where it is 0, on the host or in the outer container, sysctl -w user.max_user_namespaces=15000\)\); run 'rootlessrt check' for details\$" \
+    "create's error names user.max_user_namespaces, the fix, and ends with run 'rootlessrt check' for details"
   nothing_left "$id" "$b"
 else
   skip "unshare -r cannot make a user namespace here (or set its max_user_namespaces)" 5
@@ -275,6 +275,23 @@ done
 CHECK_ENV=()
 check
 item_is rootlessrt-net ok "rootlessrt-net runs \(libslirp loads\)" "rootlessrt-net: the real one runs"
+
+# The fast path of the container's own connections (issue 30): nf_tables in a user namespace, as
+# this kernel has it; and refused, by the helper's own test knob (ROOTLESSRT_NET_FAULT).
+item_is net-fast-path ok "nf_tables takes the rules: the container's own TCP and UDP bypass libslirp" \
+  "net-fast-path: this kernel takes the rules"
+CHECK_ENV=(ROOTLESSRT_NET_FAULT=nft-rule)
+check
+item_is net-fast-path warn "nf_tables: .*: the container's own TCP goes through libslirp \(slower\)  -> fix: .*modules-load" \
+  "net-fast-path: the rules refused: TCP through libslirp, and the modules to load"
+CHECK_ENV=(ROOTLESSRT_NET_FAULT=nfq-socket)
+check
+item_is net-fast-path warn "a refused TCP destination is a reset after connect\(\) \(no SYN gate: NFQUEUE\)" \
+  "net-fast-path: no NFQUEUE: TCP still fast, refusals after connect"
+CHECK_ENV=(ROOTLESSRT_NET_FAULT=udp-table)
+check
+item_is net-fast-path warn "its own UDP goes through libslirp \(slower\)" "net-fast-path: the UDP table refused"
+CHECK_ENV=()
 
 # ---------------------------------------------------------------- storage
 

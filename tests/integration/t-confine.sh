@@ -343,9 +343,13 @@ crun '.annotations["run.oci.keep_original_groups"] = "1" | .process.user = {uid:
 is "$rc:$(sed -n 's/.*groups=//p' <<<"$out" | tr ',' '\n' | sort -n | paste -sd,)" \
   "0:$(tr ',' '\n' <<<"$want" | sort -n | paste -sd,)" \
   "run.oci.keep_original_groups=1: the runtime's groups are kept ($(id -G) -> $want)"
-failed_run "additionalGids with run.oci.keep_original_groups" \
-  'process\.user\.additionalGids.*run\.oci\.keep_original_groups' \
-  '.annotations["run.oci.keep_original_groups"] = "1" | .process.user.additionalGids = [5]'
+# podman 4.3 sends additionalGids too with --userns=keep-id (the image's /etc/group): the list
+# is ignored and the groups kept, as crun does (a refusal stopped every distrobox).
+crun '.annotations["run.oci.keep_original_groups"] = "1" | .process.user = {uid: 0, gid: 0,
+  additionalGids: [5, 4000000000]}' -- rrt-probe ids
+is "$rc:$(sed -n 's/.*groups=//p' <<<"$out" | tr ',' '\n' | sort -n | paste -sd,)" \
+  "0:$(tr ',' '\n' <<<"$want" | sort -n | paste -sd,)" \
+  "keep_original_groups with additionalGids [5, 4000000000]: the list ignored, the groups kept"
 
 # ---------------------------------------------------------------- oomScoreAdj
 
@@ -363,6 +367,32 @@ else
   is "$out" "$cur" "and the score is left at $cur"
 fi
 failed_run "oomScoreAdj out of range" 'process\.oomScoreAdj' '.process.oomScoreAdj = 1001'
+
+# In a pid namespace another container holds (Docker's --pid container:X, a pod) init is not
+# dumpable, nor is exec's process: neither can open its own /proc/self/oom_score_adj from inside
+# the user namespace (the file is root's of the runtime's), so it is written before (issue 28).
+hold_b=$(mkbundle oomhold rrt-probe sleep 100)
+hold_id=$(new_id oomhold)
+run rrt run -d -b "$hold_b" "$hold_id"
+hold_pid=$(state_field "$hold_id" .pid)
+if [ "$rc" != 0 ] || [ -z "$hold_pid" ]; then
+  fail "oomScoreAdj in a joined pid namespace: the container holding it runs" "$err"
+else
+  crun '.process.oomScoreAdj = $v | .linux.namespaces |= map(select(.type != "user" and
+    .type != "pid")) + [{type: "user", path: "/proc/\($p)/ns/user"},
+    {type: "pid", path: "/proc/\($p)/ns/pid"}] | del(.linux.uidMappings, .linux.gidMappings)' \
+    --argjson v "$up" --arg p "$hold_pid" -- rrt-probe cat /proc/self/oom_score_adj
+  is "$rc:$out" "0:$up" "oomScoreAdj $up in another container's user and pid namespaces"
+  [ "$rc" = 0 ] || diag "$err"
+  jq --argjson v "$up" '.process | .args = ["cat", "/proc/self/oom_score_adj"] |
+    .oomScoreAdj = $v' "$hold_b/config.json" >"$T_WORK/oom-process.json" ||
+    bail_out "cannot write the exec process"
+  run rrt exec --process "$T_WORK/oom-process.json" "$hold_id"
+  is "$rc:$out" "0:$up" "exec --process with oomScoreAdj $up"
+  [ "$rc" = 0 ] || diag "$err"
+fi
+rrt delete -f "$hold_id" >/dev/null 2>&1
+nothing_left "$hold_id" "$hold_b" "oomScoreAdj in a joined pid namespace: nothing left"
 
 # ---------------------------------------------------------------- seccomp
 

@@ -43,18 +43,24 @@ run rrt exec "$id" rrt-probe exit 7
 is "$rc" 7 "exit status of the process (7)"
 run rrt exec "$id" rrt-probe kill-self KILL
 is "$rc" 137 "killed by SIGKILL -> 137"
+# A runtime error of exec exits 255, as runc's exec: the process never ran, and 255 is no status
+# a process exiting 1 (or 127 from a shell inside) could be mistaken for.
+run rrt exec "$id" rrt-probe exit 1
+is "$rc" 1 "the process's own exit 1 is exec's status"
 run rrt exec "$id" nosuch-binary
-is "$rc" 127 "a missing binary exits 127"
+is "$rc" 255 "a missing binary: a runtime error, 255"
 like "$err" 'exec: "nosuch-binary": executable file not found in \$PATH' \
   "and says it is not in PATH, in runc's words (engines map them to 127)"
 run rrt exec "$id" /etc/passwd
-is "$rc" 126 "a non-executable file exits 126"
+is "$rc" 255 "a non-executable file: 255"
 like "$err" 'exec: "/etc/passwd": permission denied' "and says permission denied, in runc's words"
 run rrt exec -d "$id" nosuch-binary
-is "$rc" 1 "exec -d of a missing binary fails (1)"
+is "$rc" 255 "exec -d of a missing binary fails (255)"
 like "$err" 'executable file not found' "with the message"
+run rrt exec --pid-file /nonexistent/dir/pid "$id" true
+exec_fails_naming 'pid-file' "a --pid-file that cannot be written: 255, naming it"
 run rrt exec "$id"
-isnt "$rc" 0 "exec without a command fails"
+is "$rc" 255 "exec without a command fails (255)"
 like "$err" 'command' "and says a command is required"
 
 # ---------------------------------------------------------------- env, cwd, user, caps
@@ -187,7 +193,7 @@ id2=$(new_id ex2)
 run rrt create -b "$b2" "$id2"
 is "$rc" 0 "create a second container"
 run rrt exec "$id2" rrt-probe pid
-fails_naming 'exec: container "[^"]*" is created, not started: start it first' \
+exec_fails_naming 'exec: container "[^"]*" is created, not started: start it first' \
   "exec into a created container is refused (its init still holds the runtime's privileges)"
 is "$(status_of "$id2")" created "and leaves it created"
 run rrt delete -f "$id2"
@@ -195,10 +201,10 @@ run rrt delete -f "$id2"
 run rrt kill "$id" KILL
 wait_status "$id" stopped 10
 run rrt exec "$id" true
-is "$rc" 1 "exec into a stopped container exits 1"
+is "$rc" 255 "exec into a stopped container exits 255"
 like "$err" "container \"$id\" is stopped" "and says it is stopped"
 run rrt exec nosuch-container true
-is "$rc" 1 "exec into an unknown container exits 1"
+is "$rc" 255 "exec into an unknown container exits 255"
 like "$err" 'container "nosuch-container" does not exist' "and says it does not exist"
 
 run rrt delete -f "$id"

@@ -222,7 +222,7 @@ done
 rm -rf "$sb"
 
 # exec into a running container with its --pid-file on the full disk: the process is there with
-# its pid file, or exec fails clearly and the process is not left running behind the error.
+# its pid file, or exec fails clearly (255) and the process is not left running behind the error.
 eid=$(new_id full)
 rrt run -d -b "$b" "$eid" >/dev/null 2>&1 </dev/null
 sleep_pids() { pgrep -u "$(id -u)" -f "rrt-probe sleep $tag\$"; }
@@ -237,13 +237,13 @@ for point in bytes:0 bytes:$page inodes:0 inodes:1 inodes:2; do
     else
       run rrt exec --pid-file "$ef" "$eid" rrt-probe sleep 0
     fi
-    if [ "$rc" = 1 ] && a_clear_enospc "$err"; then
+    if [ "$rc" = 255 ] && a_clear_enospc "$err"; then
       refused=$((refused + 1))
       [ -e "$ef" ] || [ -e "$ef.rrt-tmp" ] && bad_exec+=" $point$mode(a pid file left)"
     elif [ "$rc" != 0 ]; then
       bad_exec+=" $point$mode($rc: $err)"
     fi
-    if [ "$rc" = 1 ] && [ -n "$mode" ] && ! wait_until 5 eval '[ -z "$(sleep_pids)" ]'; then
+    if [ "$rc" = 255 ] && [ -n "$mode" ] && ! wait_until 5 eval '[ -z "$(sleep_pids)" ]'; then
       bad_exec+=" $point$mode(the process runs on: $(sleep_pids | tr '\n' ' '))"
     fi
     sleep_pids | xargs -r kill -KILL 2>/dev/null

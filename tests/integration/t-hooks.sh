@@ -348,6 +348,8 @@ run rrt create -b "$b" "$id"
 is "$rc" 1 "a hook that writes 500 lines of stderr and fails"
 # The hook's stderr is shown as it comes too; the error is the last line and what follows.
 msg=${err##*"(${HOOKS_DIR}/say-hook.sh): error running hook: exited with status 1: "}
+# An error is one line: the tail's newlines come escaped (\x0a, include/rootlessrt/escape.h).
+msg=${msg//'\x0a'/$'\n'}
 contains "$msg" "filler line 499 of the-last-words"$'\n'"the-last-words-err" "the error ends with the tail of its stderr"
 unlike "$msg" 'filler line 0 of|the-last-words-out' "but not its head, nor its stdout"
 if [ "${#msg}" -le 1100 ] && [ "${#msg}" -ge 500 ]; then

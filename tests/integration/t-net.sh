@@ -394,6 +394,210 @@ nothing_left "$id" "$b_out"
 kill "$hello_pid" 2>/dev/null
 wait "$hello_pid" 2>/dev/null
 
+# ---------------------------------------------------------------- the container's own connections
+
+# Issue 30: TCP the container starts is redirected by nf_tables rules in its netns to the helper,
+# which connects from the host and splices: the kernel's TCP stack on both sides, no segment
+# through libslirp. Here to the host's loopback through 10.0.2.2 (--host-loopback), at MTU 1500;
+# the host's servers listen on 127.0.0.1 only. A connection of the container's own at MTU 1500
+# then has loopback-sized segments (its MSS): on the slirp path it has tap0's, 1448.
+hostsrv() { # hostsrv VERB ARGS...: a server of net-helper.py on the host's 127.0.0.1; prints its pid
+  NET_BIND=127.0.0.1 "$PY" "$NETPY" "$@" >/dev/null 2>&1 &
+  echo $!
+}
+ports_up() { # ports_up PORT...: each accepts a TCP connection on 127.0.0.1
+  local p
+  for p in "$@"; do "$PY" -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1).close()' "$p" || return 1; done
+}
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$1/stat" 2>/dev/null; }
+# outbundle NAME SCRIPT: a netbundle running SCRIPT (a file /t.sh in it), with --host-loopback and
+# MTU 1500 by annotation, and CAP_NET_ADMIN (for the root who removes the rules).
+outbundle() {
+  local b
+  b=$(netbundle "$1" sh /t.sh) || exit 1
+  printf '%s\n' "$2" >"$b/rootfs/t.sh" || bail_out "cannot write $b/rootfs/t.sh"
+  cfg "$b" '.annotations = {"rootlessrt.network": "slirp", "rootlessrt.host-loopback": "true",
+    "rootlessrt.mtu": "1500"} |
+    .process.capabilities[] += ["CAP_NET_ADMIN"]' || bail_out "cannot edit $b/config.json"
+  printf '%s\n' "$b"
+}
+# out_of FILE: waits (60 s) for the line "done" in FILE, prints FILE.
+out_of() { wait_until 60 grep -q '^done$' "$1"; cat "$1"; }
+
+PO=$(free_port) PX=$(free_port) PHC=$(free_port) PS=$(free_port) PK=$(free_port) PC=$(free_port)
+PU=$(free_port)
+HC_N=300000
+srv_pids=" $(hostsrv tcp-hello 127.0.0.1 "$PO" "hello-from-host-$$")"
+srv_pids+=" $(hostsrv xfer-server "$PX") $(hostsrv hc-server "$PHC" "$HC_N" "$T_WORK/hc.log")"
+srv_pids+=" $(hostsrv short-server "$PS") $(hostsrv count-server "$PK") $(hostsrv udp-echo "$PU")"
+wait_until 10 ports_up "$PO" "$PX" "$PHC" "$PS" "$PK" || fail "the host's test servers listen" "ports $PO $PX $PHC $PS $PK"
+OUT_SCRIPT='P="/usr/bin/python3 /net-helper.py" G=10.0.2.2
+echo "mss: $($P mss $G '$PO')"
+echo "refused: $($P connect $G '$PC')"
+echo "xfer: $(NET_HOST=$G $P xfer-client '$PX' 4194304)"
+echo "hc: $(NET_HOST=$G $P hc-client '$PHC' 1000000)"
+echo "seq: $(NET_HOST=$G $P short-seq '$PS' 300)"
+echo "conc: $(NET_HOST=$G $P short-conc '$PS' 50)"
+$P short-server 9005 &
+i=0; while [ $i -lt 100 ] && ! $P connect 127.0.0.1 9005 | grep -q ^ok; do i=$((i + 1)); sleep 0.1; done
+echo "self: $(NET_HOST=10.0.2.100 $P short-seq 9005 5) $($P short-seq 9005 5)"
+for p in $($P lo-listeners); do [ "$p" = 9005 ] || echo "loop $p: $($P probe 127.0.0.1 $p)"; done
+echo "after: $($P mss $G '$PO')"
+echo ready
+while [ ! -e /x/go ]; do sleep 0.05; done
+echo "count: $(NET_HOST=$G $P count-client '$PK' 1073741824)"
+echo "udp: $(NET_HOST=$G $P udp-ping '$PU' udp-from-ctr)"
+echo "udpsock: $(grep -ci " 0202000A:$(printf %04X '$PU') " /proc/net/udp)"
+echo "udprefused: $($P udp-refused $G '$PC')"
+echo "big: $(NET_HOST=$G $P udp-ping '$PU' $(head -c 30000 /dev/zero | tr "\\0" u) | wc -c)"
+echo done
+exec sleep 600'
+b_own=$(outbundle own "$OUT_SCRIPT")
+mkdir -p "$T_WORK/own-x" || bail_out "cannot make $T_WORK/own-x"
+cfg "$b_own" '.mounts += [{destination: "/x", type: "bind", source: $d, options: ["rbind", "rw"]}]' \
+  --arg d "$T_WORK/own-x" || bail_out "cannot edit $b_own/config.json"
+own=$(new_id own)
+rrt create -b "$b_own" "$own" >"$T_WORK/own.out" 2>"$T_WORK/own.err"
+is "$?" 0 "the container's own connections: create"
+own_helper=$(helper_of "$own")
+ok "the container's own connections: start" rrt start "$own"
+# The helper's CPU for the 1 GiB alone: from the container's "ready" to its count.
+wait_until 60 grep -q '^ready$' "$T_WORK/own.out"
+cpu0=$(cpu_s "$own_helper")
+touch "$T_WORK/own-x/go"
+wait_until 60 grep -q '^count: ' "$T_WORK/own.out"
+cpu1=$(cpu_s "$own_helper")
+cpu=$(awk -v a="${cpu0:-0}" -v b="${cpu1:-99}" 'BEGIN {printf "%.2f", b - a}')
+got=$(out_of "$T_WORK/own.out")
+mss=$(sed -n 's/^mss: \([0-9]*\) .*/\1/p' <<<"$got")
+has_line "$got" "^mss: [0-9]+ hello-from-host-$$\$" "a connection to 10.0.2.2 reaches the host's 127.0.0.1 (--host-loopback)"
+like "${mss:-0}" '^([2-9][0-9]{3}|[1-9][0-9]{4})$' \
+  "... with loopback-sized segments at MTU 1500 (MSS ${mss:-none}): the kernel's TCP stack, not libslirp's"
+like "$(sed -n 's/^refused: //p' <<<"$got")" '^ECONNREFUSED (0\.|1\.)' \
+  "a refused destination refuses the container's connect() at once"
+has_line "$got" "^xfer: ok 4194304 bytes each way\$" "4 MiB both ways, byte-exact, the container half-closing first"
+hc_want=$("$PY" -c 'import hashlib, sys; print(hashlib.sha256(b"s" * int(sys.argv[1])).hexdigest())' "$HC_N")
+hc=$(sed -n 's/^hc: //p' <<<"$got")
+like "$hc" "^ok got $HC_N sha256 $hc_want sent 1000000 [0-9a-f]{64}\$" \
+  "the host half-closing first: the container reads all $HC_N bytes and EOF, and still sends"
+is "$(tail -n 1 "$T_WORK/hc.log" 2>/dev/null)" "got 1000000 ${hc##* }" "... and the host gets all it sent after"
+has_line "$got" '^seq: 300$' "300 sequential short connections"
+has_line "$got" '^conc: 50$' "50 concurrent short connections"
+has_line "$got" '^self: 5 5$' "the container's own port 9005 answers it on 10.0.2.100 and 127.0.0.1"
+loops=$(grep '^loop ' <<<"$got")
+like "$(wc -l <<<"$loops")" '^[1-9]' "the helper's listener is visible in the container ($(tr '\n' ';' <<<"$loops"))"
+unlike "$loops" 'got=[1-9]|timeout|connect=(ok got=0 end=[^Ee]|[^oE])' \
+  "connecting to the helper's own listener gets nothing (a reset or EOF), at once"
+has_line "$got" "^after: [0-9]+ hello-from-host-$$\$" "... and the helper still serves the next connection"
+has_line "$got" '^count: 1073741824$' "1 GiB to the host, counted there"
+like "$(awk -v c="${cpu:-99}" 'BEGIN {print (c / 1.07 <= 0.5) ? "ok" : "high"}')" '^ok$' \
+  "the helper's CPU for it: ${cpu:-?} s (at most 0.5 s/GB; libslirp needs about 4)"
+has_line "$got" '^udp: udp-from-ctr$' "a datagram to 10.0.2.2 is echoed by the host's 127.0.0.1"
+has_line "$got" '^udpsock: 1$' "... through the helper's transparent socket at 10.0.2.2:$PU in the container's netns"
+has_line "$got" '^big: 30001$' "a datagram of 30,000 bytes at MTU 1500, both ways"
+like "$(sed -n 's/^udprefused: //p' <<<"$got")" '^ECONNREFUSED (0|1)\.' \
+  "a datagram to a port nothing listens on: ECONNREFUSED at once (ICMP port unreachable, as libslirp's)"
+ok "kill the container" rrt kill "$own" KILL
+wait_status "$own" stopped 10
+gone_and_free "the container's own connections" "$own_helper"
+rrt delete "$own" >/dev/null 2>&1
+nothing_left "$own" "$b_own"
+
+# Two containers at once, each moving its own random bytes: neither gets the other's.
+two_script='P="/usr/bin/python3 /net-helper.py"
+for i in 1 2 3; do echo "x$i: $(NET_HOST=10.0.2.2 $P xfer-client '$PX' 8388608)"; done
+echo done'
+b_t1=$(outbundle two1 "$two_script") b_t2=$(outbundle two2 "$two_script")
+t1=$(new_id two) t2=$(new_id two)
+rrt create -b "$b_t1" "$t1" >"$T_WORK/t1.out" 2>&1 && rrt create -b "$b_t2" "$t2" >"$T_WORK/t2.out" 2>&1
+rrt start "$t1" && rrt start "$t2"
+o1=$(out_of "$T_WORK/t1.out") o2=$(out_of "$T_WORK/t2.out")
+is "$(grep -c ' ok 8388608 bytes each way' <<<"$o1$o2")" 6 "two containers at once: each gets back exactly its own bytes"
+for c in "$t1" "$t2"; do wait_status "$c" stopped 10; rrt delete -f "$c" >/dev/null 2>&1; done
+nothing_left "$t1" "$b_t1"
+nothing_left "$t2" "$b_t2"
+
+# The container's root removing the rules: its connections take the slirp path, no more.
+rm_script='P="/usr/bin/python3 /net-helper.py"
+echo "before: $($P mss 10.0.2.2 '$PO')"
+echo "delete: $($P nft-delete-table inet rootlessrt)"
+echo "after: $($P mss 10.0.2.2 '$PO')"
+echo "xfer: $(NET_HOST=10.0.2.2 $P xfer-client '$PX' 1048576)"
+echo done'
+b_rm=$(outbundle rmrules "$rm_script")
+id=$(new_id rmrules)
+run rrt run -b "$b_rm" "$id"
+is "$(sed -n 's/^delete: //p' <<<"$out")" deleted "the container's root deletes the table of rules"
+like "$(sed -n 's/^before: \([0-9]*\) .*/\1/p' <<<"$out")" '^[0-9]{4,5}$' "before: the fast path"
+like "$(sed -n 's/^after: //p' <<<"$out")" "^1[0-9]{3} hello-from-host-$$\$" \
+  "after: its connection still reaches the host, through libslirp (MSS of MTU 1500)"
+has_line "$out" '^xfer: ok 1048576 bytes each way$' "... byte-exact"
+nothing_left "$id" "$b_rm"
+
+# --ipv6: [fd00::2] is the host's [::1] with --host-loopback, by the same path (once libslirp's
+# router advertisement gave tap0 its address: up to 10 s).
+if grep -q '^00000000000000000000000000000001 .* lo$' /proc/net/if_inet6 2>/dev/null; then
+  P6=$(free_port)
+  srv_pids+=" $(hostsrv tcp-hello ::1 "$P6" "hello6-$$")"
+  b_v6=$(outbundle v6 'P="/usr/bin/python3 /net-helper.py"
+i=0; while [ $i -lt 100 ] && $P connect fd00::2 '$PC' | grep -qE "^E(NETUNREACH|ADDRNOTAVAIL)"; do i=$((i + 1)); sleep 0.1; done
+echo "mss6: $($P mss fd00::2 '$P6')"
+echo "refused6: $($P connect fd00::2 '$PC')"
+echo done')
+  cfg "$b_v6" '.annotations["rootlessrt.ipv6"] = "true"'
+  id=$(new_id v6)
+  wait_until 5 "$PY" -c 'import socket, sys; socket.create_connection(("::1", int(sys.argv[1])), 1).close()' "$P6"
+  run rrt run -b "$b_v6" "$id"
+  like "$(sed -n 's/^mss6: //p' <<<"$out")" "^([2-9][0-9]{3}|[1-9][0-9]{4}) hello6-$$\$" \
+    "--ipv6: [fd00::2] reaches the host's [::1], spliced (loopback-sized segments)"
+  like "$(sed -n 's/^refused6: //p' <<<"$out")" '^ECONNREFUSED (0\.|1\.)' "--ipv6: refused at once"
+  nothing_left "$id" "$b_v6"
+else
+  skip "the host's lo has no ::1: no IPv6 loopback to reach" 3
+fi
+
+# --host-loopback off: the host's 127.0.0.1 stays out of reach, on the fast path too.
+b_nolo=$(outbundle nolo 'echo "nolo: $(/usr/bin/python3 /net-helper.py connect 10.0.2.2 '$PO')"; echo done')
+cfg "$b_nolo" '.annotations["rootlessrt.host-loopback"] = "false"'
+id=$(new_id nolo)
+run rrt run -b "$b_nolo" "$id"
+unlike "$(sed -n 's/^nolo: //p' <<<"$out")" '^ok' "host loopback off: 10.0.2.2:$PO does not connect ($(sed -n 's/^nolo: //p' <<<"$out"))"
+nothing_left "$id" "$b_nolo"
+
+# The kernel refusing what the fast path needs, step by step (ROOTLESSRT_NET_FAULT, a test knob:
+# that step fails with EPERM, or nft-rule: a rule the kernel lacks): the slirp path, one debug
+# line saying so; without the SYN gate's queue, the fast path connecting after accept; without
+# the TCP routes, the fast path in tap0's segment size.
+b_f=$(outbundle fault 'P="/usr/bin/python3 /net-helper.py"
+echo "mss: $($P mss 10.0.2.2 '$PO')"
+echo "udp: $(NET_HOST=10.0.2.2 $P udp-ping '$PU' fault-udp)"
+echo done')
+for step in socket bind listen nft-socket nft-send nft-rule nfq-socket route udp udp-table; do
+  id=$(new_id fault)
+  run env ROOTLESSRT_NET_FAULT=$step "$RRT" --root "$RRT_ROOT" --debug --log "$T_WORK/fault-$step.log" \
+    run -b "$b_f" "$id"
+  m=$(sed -n 's/^mss: //p' <<<"$out")
+  slow=$(grep -c "own connections go through libslirp" "$T_WORK/fault-$step.log")
+  if [ "$step" = nfq-socket ]; then
+    like "$m" "^([2-9][0-9]{3}|[1-9][0-9]{4}) hello-from-host-$$\$" "fault at $step: the fast path, connecting after accept"
+    is "$(grep -c 'no SYN gate' "$T_WORK/fault-$step.log"):$slow" 1:0 "fault at $step: one debug line says there is no gate"
+  elif [ "${step%-table}" = udp ]; then
+    like "$m" "^([2-9][0-9]{3}|[1-9][0-9]{4}) hello-from-host-$$\$" "fault at $step: TCP keeps the fast path"
+    is "$(grep -c 'own datagrams go through libslirp' "$T_WORK/fault-$step.log"):$slow" 1:0 \
+      "fault at $step: one debug line says UDP goes through libslirp"
+  elif [ "$step" = route ]; then
+    like "$m" "^1[0-9]{3} hello-from-host-$$\$" "fault at $step: the fast path in segments of tap0's MTU"
+    is "$(grep -c "keeps tap0's MTU" "$T_WORK/fault-$step.log"):$slow" 1:0 "fault at $step: one debug line says so"
+  else
+    like "$m" "^1[0-9]{3} hello-from-host-$$\$" "fault at $step: the connection goes through libslirp"
+    is "$slow" 1 "fault at $step: one debug line says so"
+  fi
+  is "$(sed -n 's/^udp: //p' <<<"$out")" fault-udp "fault at $step: a datagram to 10.0.2.2 still comes back"
+  nothing_left "$id" "$b_f"
+done
+
+for p in $srv_pids; do kill "$p" 2>/dev/null; done
+
 # ---------------------------------------------------------------- DNS through 10.0.2.3
 
 # libslirp forwards 10.0.2.3 to the first nameserver of the helper's /etc/resolv.conf. The test
@@ -408,18 +612,67 @@ echo "nameserver 127.0.0.1" >"$T_WORK/resolv.conf"
 chmod 0644 "$T_WORK/resolv.conf"
 dns_probe=$(unshare --map-users=auto --map-groups=auto --map-root-user -m -n true 2>&1)
 if [ -n "$dns_probe" ] || ! unshare --map-users=auto --map-groups=auto --map-root-user -m -n true 2>/dev/null; then
-  skip "DNS: cannot make a user+mount+network namespace with unshare --map-users=auto: ${dns_probe:-failed}" 2
+  skip "DNS: cannot make a user+mount+network namespace with unshare --map-users=auto: ${dns_probe:-failed}" 3
 else
   id=$(new_id dns)
   run timeout -k 5 30 unshare --map-users=auto --map-groups=auto --map-root-user -m -n sh -c '
     ip link set lo up && mount --bind "$1" /etc/resolv.conf || exit 99
     "$2" "$3" dns 127.0.0.1 53 rrt-dns-test.example 192.0.2.77 & r=$!
     sleep 0.3
-    "$4" --root "$5" run --network slirp -b "$6" "$7"; rc=$?
-    kill $r; exit $rc' sh "$T_WORK/resolv.conf" "$PY" "$NETPY" "$RRT" "$T_WORK/dns-root" "$b_dns" "$id"
+    "$4" --root "$5" --debug --log "$8" run --network slirp -b "$6" "$7"; rc=$?
+    kill $r; exit $rc' sh "$T_WORK/resolv.conf" "$PY" "$NETPY" "$RRT" "$T_WORK/dns-root" "$b_dns" "$id" \
+    "$T_WORK/dns.log"
   is "$rc" 0 "DNS: nslookup through 10.0.2.3 exits 0"
   [ "$rc" = 0 ] || diag "$err"
   has_line "$out" '^Address:? +192\.0\.2\.77$' "DNS: the name resolves through 10.0.2.3 to the test resolver's answer"
+  has_line "$(cat "$T_WORK/dns.log")" "own connections by the fast path: TCP .*UDP" \
+    "DNS: by the helper's UDP path (its debug line says so)"
+fi
+
+# The outside, as a network namespace of the test's own (unshare, as the DNS test below: the
+# runtime runs as uid 0 of a user namespace): a veth whose end v0 is 192.0.2.1/24, a server there.
+# The container (host loopback off) reaches 192.0.2.1 by the fast path; a port nothing listens on
+# (TCP and UDP), a network with no route and an address no one answers on 192.0.2.0/24 fail as on
+# the slirp path (--network-opt outbound-via=slirp, the same container run again): the same errno,
+# as soon.
+b_ext=$(netbundle ext sh /t.sh)
+cat >"$b_ext/rootfs/t.sh" <<'EOS' || bail_out "cannot write $b_ext/rootfs/t.sh"
+P="/usr/bin/python3 /net-helper.py"
+echo "mss: $($P mss 192.0.2.1 8080)"
+echo "refused: $($P connect 192.0.2.1 8081)"
+echo "nonet: $($P connect 198.51.100.1 80)"
+echo "nohost: $($P connect 192.0.2.99 80 6)"
+echo "udprefused: $($P udp-refused 192.0.2.1 8081)"
+EOS
+cfg "$b_ext" '.annotations = {"rootlessrt.network": "slirp", "rootlessrt.mtu": "1500"} |
+  .linux.uidMappings = [{containerID: 0, hostID: 0, size: 1}] |
+  .linux.gidMappings = [{containerID: 0, hostID: 0, size: 1}] | del(.process.user.additionalGids)' ||
+  bail_out "cannot edit $b_ext/config.json"
+if [ -n "$dns_probe" ]; then
+  skip "the outside: cannot make a user+mount+network namespace with unshare --map-users=auto: $dns_probe" 12
+else
+  id=$(new_id ext) id2=$(new_id ext)
+  run timeout -k 5 90 unshare --map-users=auto --map-groups=auto --map-root-user -m -n sh -c '
+    ip link set lo up && ip link add v0 type veth peer name v1 && ip addr add 192.0.2.1/24 dev v0 &&
+      ip link set v0 up && ip link set v1 up || exit 99
+    NET_BIND=192.0.2.1 "$1" "$2" tcp-hello 192.0.2.1 8080 hello-outside & s=$!
+    sleep 0.3
+    "$3" --root "$4" run -b "$5" "$6"; echo "rc=$?"
+    "$3" --root "$4" run --network-opt outbound-via=slirp -b "$5" "$7"; echo "rc=$?"
+    kill $s' sh "$PY" "$NETPY" "$RRT" "$T_WORK/ext-root" "$b_ext" "$id" "$id2"
+  [ "$rc" = 0 ] || diag "$err"
+  fast=$(sed -n '1,/^rc=/p' <<<"$out") slow=$(sed -n '/^rc=/,$p' <<<"$out" | tail -n +2)
+  is "$(grep -c '^rc=0$' <<<"$out")" 2 "the outside: both runs exit 0"
+  like "$(sed -n 's/^mss: //p' <<<"$fast")" '^([2-9][0-9]{3}|[1-9][0-9]{4}) hello-outside$' \
+    "the outside: 192.0.2.1 is reached by the fast path (loopback-sized segments at MTU 1500)"
+  like "$(sed -n 's/^mss: //p' <<<"$slow")" '^1[0-9]{3} hello-outside$' "... and by libslirp with outbound-via=slirp"
+  for what in refused nonet nohost udprefused; do
+    f=$(sed -n "s/^$what: //p" <<<"$fast") s=$(sed -n "s/^$what: //p" <<<"$slow")
+    is "${f%% *}" "${s%% *}" "the outside, $what: the fast path fails as libslirp does (${s:-nothing})"
+    like "$(awk -v a="${f#* }" -v b="${s#* }" 'BEGIN {print (a + 0 <= b + 1.5) ? "ok" : a " s against " b " s"}')" \
+      '^ok$' "the outside, $what: as soon (${f#* } s, libslirp ${s#* } s)"
+    [ "$what" = nohost ] && is "${f%% *}" timeout "the outside: no answer from 192.0.2.99 is a timeout, as libslirp's (6 s here)"
+  done
 fi
 
 # ---------------------------------------------------------------- the slirp4netns hook beside

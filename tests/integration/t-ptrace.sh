@@ -105,7 +105,7 @@ like "$(tr '\0' ' ' <"/proc/${p:-0}/cmdline" 2>/dev/null)" '^rrt-probe sleep 100
 fifo_passwd "forged pid, failing exec"
 attack forge2 "$host_pid"
 run timeout -k 2 20 "$RRT" --root "$RRT_ROOT" exec -d --pid-file "$T_WORK/no/such/dir/pid" "$id" rrt-probe sleep 1000
-is "$rc" 1 "exec -d with an unwritable --pid-file fails"
+is "$rc" 255 "exec -d with an unwritable --pid-file fails (255)"
 res=$(attack_result forge2)
 release_fifo
 diag "attacker: $(tr '\n' ' ' <<<"$res")"

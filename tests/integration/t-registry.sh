@@ -351,7 +351,8 @@ import base64, http.server, json, os, sys
 layout, portfile = sys.argv[1], sys.argv[2]
 idx = json.load(open(layout + "/index.json"))
 plain = [m for m in idx["manifests"] if m["annotations"]["org.opencontainers.image.ref.name"] == "plain"][0]
-TOKEN = "tok-repository:rrt/bb:pull"
+# An RFC 6750 b64token (letters, digits, -._~+/): the client refuses anything else.
+TOKEN = "tok-repository.rrt.bb.pull"
 class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a): pass
     def send(self, code, body=b"", ctype="application/json", extra=()):

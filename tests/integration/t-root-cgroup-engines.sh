@@ -7,7 +7,7 @@
 # shellcheck source-path=SCRIPTDIR source=../lib.sh disable=SC2016
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
-N=40
+N=47
 need_cgroup_v1 "$N" memory cpu cpuset freezer
 top=rrt-te-$$
 trap 'remove_v1_tree "$top"; _cleanup' EXIT
@@ -66,9 +66,23 @@ run rrt exec --cgroup memory:sub "$id" rrt-probe cat /proc/self/cgroup
 like "$out" "memory:(/$d)?/sub" "exec --cgroup memory:sub: in memory's sub-cgroup" || diag "$err"
 unlike "$out" ":cpu,cpuacct:(/$d)?/sub" "exec --cgroup memory:sub: not in cpu's"
 run rrt exec --cgroup nosuch "$id" true
-fails_naming 'exec: --cgroup "nosuch": no sub-cgroup' "exec --cgroup of a missing sub-cgroup is an error"
+exec_fails_naming 'exec: --cgroup "nosuch": no sub-cgroup' "exec --cgroup of a missing sub-cgroup is an error"
 run rrt exec --cgroup ../up "$id" true
-fails_naming 'exec: --cgroup "\.\./up": expected' "exec --cgroup with .. is refused"
+exec_fails_naming 'exec: --cgroup "\.\./up": \.\./up is not a sub cgroup path' "exec --cgroup with .. is refused"
+# runc's suite: "/" and "memory:/" are the container's own cgroup, "/sub" is sub; a controller
+# the container has no cgroup of is an error.
+memcg() { grep ':memory:' <<<"$out" | cut -d: -f3; }
+run rrt exec --cgroup / "$id" rrt-probe cat /proc/self/cgroup
+is "$rc" 0 "exec --cgroup /: runs" || diag "$err"
+like "$(memcg)" "^(/$d|/)$" "exec --cgroup /: in the container's own cgroup"
+run rrt exec --cgroup memory:/ "$id" rrt-probe cat /proc/self/cgroup
+is "$rc" 0 "exec --cgroup memory:/: runs" || diag "$err"
+like "$(memcg)" "^(/$d|/)$" "exec --cgroup memory:/: in the container's own memory cgroup"
+run rrt exec --cgroup /sub "$id" rrt-probe cat /proc/self/cgroup
+like "$(memcg)" "^(/$d)?/sub$" "exec --cgroup /sub: in the sub-cgroup" || diag "$err"
+run rrt exec --cgroup whaaat:/ "$id" true
+exec_fails_naming 'exec: --cgroup "whaaat:/": unknown controller "whaaat"' \
+  "exec --cgroup of an unknown controller is an error naming it"
 
 run rrt delete -f "$id"
 nothing_left "$id" "$b"

@@ -103,7 +103,7 @@ init=$(state_field "$id" .pid)
 run rrt pause "$id"
 is "$rc" 0 "pause"
 run rrt exec "$id" echo ok
-fails_naming 'cannot exec in a paused container.*--ignore-paused' \
+exec_fails_naming 'cannot exec in a paused container.*--ignore-paused' \
   "exec into a paused container is refused, naming --ignore-paused"
 (
   sleep 1
@@ -119,7 +119,7 @@ ok "exec --ignore-paused waited for the resume" test $((SECONDS - t0)) -ge 1
 run rrt exec -u 1000:1000 --additional-gids 100 --additional-gids 65534 "$id" id -G
 is "$rc $out" "0 1000 100 65534" "exec --additional-gids: the supplementary groups given"
 run rrt exec --additional-gids users "$id" id -G
-fails_naming 'additional-gids "users": not a gid' "exec --additional-gids with a name is refused"
+exec_fails_naming 'additional-gids "users": not a gid' "exec --additional-gids with a name is refused"
 
 # ---------------------------------------------------------------- ps through ps(1)
 run rrt ps "$id"

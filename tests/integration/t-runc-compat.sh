@@ -51,7 +51,7 @@ is "$rc $out" "0 ok" "exec --ignore-paused on a running container runs it"
 run rrt exec -u 1000:1000 --additional-gids 100 "$id" id -G
 is "$rc $out" "0 1000 100" "exec --additional-gids: the supplementary group given"
 run rrt exec --additional-gids -3 "$id" true
-fails_naming 'additional-gids "-3"' "exec --additional-gids -3 is refused"
+exec_fails_naming 'additional-gids "-3"' "exec --additional-gids -3 is refused"
 run rrt update "$id" --memory 1g --bogus
 fails_naming 'unknown flag --bogus' "update ID with an unknown flag after the id names it"
 # checkpoint and restore: runc's verbs, not supported, said so; the container runs on.

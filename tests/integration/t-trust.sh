@@ -26,8 +26,8 @@ plant_fake() {
     "$b/config.json" >"$dir/config.json"
 }
 
-# every_verb NAME ERE ROOT-ARGS...: each verb on the fake container "fake" exits 1 with a
-# message matching ERE; the victim lives on and the hook does not run.
+# every_verb NAME ERE ROOT-ARGS...: each verb on the fake container "fake" exits 1 (exec 255)
+# with a message matching ERE; the victim lives on and the hook does not run.
 every_verb() {
   local name=$1 ere=$2 v
   shift 2
@@ -37,7 +37,7 @@ every_verb() {
   for v in "${verbs[@]}"; do
     # shellcheck disable=SC2086 # the verb's words
     run timeout -k 5 "$RRT_CMD_TIMEOUT" "$@" $v
-    fails_naming "$ere" "$name: $v is refused, saying why"
+    FAIL_RC=$([ "${v%% *}" = exec ] && echo 255 || echo 1) fails_naming "$ere" "$name: $v is refused, saying why"
   done
   ok "$name: the victim's process survived" kill -0 "$victim"
   ok "$name: the planted poststop hook did not run" test ! -e "$mark"
@@ -182,7 +182,7 @@ else
   id=$(new_id ttyexec)
   rrt run -d -b "$b" "$id" >/dev/null 2>&1 </dev/null
   run rrt exec -t --console-socket "$EVIL_SOCK" "$id" true
-  fails_naming "console-socket .*runs as rrt-evil" "exec -t refuses rrt-evil's console socket"
+  exec_fails_naming "console-socket .*runs as rrt-evil" "exec -t refuses rrt-evil's console socket"
   ok "rrt-evil received no terminal from exec either" test ! -e "$EVIL_GOT"
   rrt delete -f "$id" >/dev/null 2>&1
   nothing_left "$id" "$b"

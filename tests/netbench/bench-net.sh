@@ -1,23 +1,34 @@
 #!/bin/bash
-# bench-net.sh RUNTIME: published-port throughput and cost, side by side in one run (issues 6, 7).
+# bench-net.sh RUNTIME: published ports and the container's own connections, throughput and cost,
+# side by side in one run (issues 6, 7, 30).
 #
-# For rootlessrt (splice relay), rootlessrt (slirp path forced: rootlessrt.ports-via=slirp),
-# Debian's slirp4netns (--configure --mtu=N --disable-host-loopback, the port added through its
-# API socket) and Debian's pasta (passt package) where installed, at MTU 1500 and 65520:
-#   - iperf3 host->container and container->host (-R), one TCP stream, through the published port
-#   - the network helper's CPU seconds (user+sys, /proc/PID/stat) per GB moved
-#   - connections per second: sequential HTTP/1.0 GETs from the host to busybox httpd in the
-#     container (each a new connection; at MTU 65520)
-# and the ratios of rootlessrt against slirp4netns and pasta.
+# For rootlessrt (the splice relay and the fast path of the container's own connections),
+# rootlessrt with libslirp forced for both (rootlessrt.ports-via=slirp, outbound-via=slirp),
+# Debian's slirp4netns (--configure --mtu=N, the port added through its API socket) and Debian's
+# pasta (passt package) where installed, each at MTU 1500 and 65520, host loopback reachable
+# (10.0.2.2; pasta's gateway address):
+#   - published port: iperf3 host->container and container->host (-R), one TCP stream
+#   - the container's own connection: iperf3 in the container (exec) to the host's 127.0.0.1,
+#     container->host and host->container (-R), one TCP stream
+#   - the network helper's CPU seconds (user+sys, /proc/PID/stat) per GB moved, for each
+#   - connections per second: sequential HTTP/1.0 GETs (rrt-netbench.c: a C client and a server
+#     that does not fork), from the host to the container through the published port, and from
+#     the container to the host
+#   - UDP: 64-byte datagrams from the container to an echo on the host with 128 in flight
+#     (rrt-netbench.c), echoes per second: both directions, as DNS asks and is answered; and the
+#     helper's CPU microseconds per echo
+# and the ratios of rootlessrt against slirp4netns and pasta, with issue 30's targets.
 #
 # The container is the same rootlessrt busybox bundle each time, with the host's /usr (iperf3,
 # python3) bound read-only into it; for slirp4netns and pasta it is created with --network none
-# and the tool is attached to its network namespace before start.
+# and the tool is attached to its network namespace before start. The container's own runs are
+# `exec`s in it; their servers listen on the host's 127.0.0.1.
 #
 # As root the measurements are made by the unprivileged user BENCH_USER (rrt-test). Knobs:
-# BENCH_NET_SECS (5) seconds per iperf3 run, BENCH_NET_CONN_SECS (3), BENCH_NET_MTUS
-# ("1500 65520"), BENCH_NET_ONLY ("splice slirp slirp4netns pasta").
-# Needs iperf3 (Debian package iperf3); slirp4netns and passt are compared when installed.
+# BENCH_NET_SECS (5) seconds per iperf3 run, BENCH_NET_CONN_SECS (3, also the UDP run's),
+# BENCH_NET_MTUS ("1500 65520"), BENCH_NET_ONLY ("splice slirp slirp4netns pasta").
+# Needs iperf3 (Debian package iperf3), busybox and rrt-netbench (make build/rrt-netbench puts it beside
+# the runtime; else it is built here with cc); slirp4netns and passt are compared when installed.
 set -u
 
 die() {
@@ -43,8 +54,14 @@ if [ "${1:-}" != __user ]; then
   chmod 0755 "$stage"
   cp "$runtime" "$stage/rootlessrt" && cp "$here/bench-net.sh" "$here/net-helper.py" \
     "$here/../../contrib/mkbundle.sh" "$stage/" || die "cannot copy to $stage"
-  # The network helper program, found beside the runtime.
+  # The network helper program, found beside the runtime; rrt-netbench too, or built here.
   cp "$(dirname "$runtime")/rootlessrt-net" "$stage/" || die "no rootlessrt-net beside $runtime"
+  if [ -x "$(dirname "$runtime")/rrt-netbench" ]; then
+    cp "$(dirname "$runtime")/rrt-netbench" "$stage/"
+  else
+    cc -std=gnu11 -D_GNU_SOURCE -O2 -o "$stage/rrt-netbench" "$here/rrt-netbench.c" ||
+      die "no rrt-netbench beside $runtime, and cc cannot build $here/rrt-netbench.c"
+  fi
   chmod -R a+rX "$stage"
   mkdir "$stage/work"
   as_user=()
@@ -73,11 +90,21 @@ hz=$(getconf CLK_TCK)
 
 bundle=$work/bundle
 bash "$stage/mkbundle.sh" "$rrt" "$bundle" -- sh -c \
-  'iperf3 -s -p 5201 >/dev/null 2>&1 & httpd -f -p 80 -h /www & wait' >"$work/mkbundle.log" 2>&1 ||
+  'iperf3 -s -p 5201 >/dev/null 2>&1 & /rrt-netbench http 0.0.0.0 80 & wait' >"$work/mkbundle.log" 2>&1 ||
   die "cannot make the bundle: $(cat "$work/mkbundle.log")"
 mkdir -p "$bundle/rootfs/usr" "$bundle/rootfs/www" && ln -s usr/lib "$bundle/rootfs/lib" &&
-  ln -s usr/lib64 "$bundle/rootfs/lib64" && echo ok >"$bundle/rootfs/www/index.html" ||
-  die "cannot prepare $bundle"
+  ln -s usr/lib64 "$bundle/rootfs/lib64" && echo ok >"$bundle/rootfs/www/index.html" &&
+  cp "$stage/rrt-netbench" "$bundle/rootfs/rrt-netbench" || die "cannot prepare $bundle"
+
+# The host's servers for the container's own connections, on 127.0.0.1 only.
+hp_iperf=$(py free-port) hp_http=$(py free-port) hp_udp=$(py free-port)
+iperf3 -s -B 127.0.0.1 -p "$hp_iperf" >/dev/null 2>&1 &
+host_pids=$!
+"$stage/rrt-netbench" http 127.0.0.1 "$hp_http" &
+host_pids+=" $!"
+"$stage/rrt-netbench" echo 127.0.0.1 "$hp_udp" &
+host_pids+=" $!"
+trap 'kill $host_pids 2>/dev/null' EXIT
 # iperf3 -s needs a writable /tmp (a mkstemp file for its buffers); the rootfs is read-only.
 jq '.mounts += [{destination: "/usr", type: "bind", source: "/usr", options: ["rbind", "ro"]},
   {destination: "/tmp", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "mode=1777"]}]' \
@@ -94,7 +121,8 @@ up() {
   case $kind in
     splice | slirp)
       ann=$(jq -n --arg m "$mtu" --arg v "$kind" \
-        '{"rootlessrt.mtu": $m, "rootlessrt.ports-via": $v}')
+        '{"rootlessrt.mtu": $m, "rootlessrt.ports-via": $v, "rootlessrt.outbound-via": $v,
+          "rootlessrt.host-loopback": "true"}')
       jq --argjson a "$ann" '.annotations = $a' "$bundle/config.json" >"$work/cfg.json" &&
         cp "$work/cfg.json" "$bundle/config.json"
       "$rrt" --root "$root" create --network slirp -p "$pi:5201" -p "$ph:80" -b "$bundle" "$CID" \
@@ -109,7 +137,7 @@ up() {
       if [ "$kind" = slirp4netns ]; then
         sock=$work/s4n-$$.sock
         rm -f "$sock"
-        slirp4netns --configure --mtu="$mtu" --disable-host-loopback --api-socket "$sock" \
+        slirp4netns --configure --mtu="$mtu" --api-socket "$sock" \
           --userns-path="/proc/$pid/ns/user" --netns-type=path "/proc/$pid/ns/net" tap0 \
           >"$work/s4n.log" 2>&1 &
         HELPER=$!
@@ -137,12 +165,22 @@ for port, guest in ((sys.argv[2], 5201), (sys.argv[3], 80)):
   "$rrt" --root "$root" start "$CID" || { echo "start failed"; return 1; }
   local t
   for ((t = 0; t < 100; t++)); do
-    curl -fsS -m 1 "http://127.0.0.1:$ph/" >/dev/null 2>&1 && return 0
+    curl -fsS -m 1 "http://127.0.0.1:$ph/" >/dev/null 2>&1 && break
     sleep 0.1
   done
-  echo "httpd in the container does not answer through $kind"
+  [ "$t" -lt 100 ] || { echo "httpd in the container does not answer through $kind"; return 1; }
+  # The host as the container reaches it: 10.0.2.2, pasta's gateway address.
+  GW=10.0.2.2
+  [ "$kind" = pasta ] && GW=$(ctr ip route | awk '/^default/ {print $3; exit}')
+  for ((t = 0; t < 100; t++)); do
+    ctr wget -q -T 1 -O /dev/null "http://$GW:$hp_http/" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "the host's httpd does not answer the container at $GW through $kind"
   return 1
 }
+
+ctr() { "$rrt" --root "$root" exec "$CID" "$@"; }
 
 down() {
   "$rrt" --root "$root" delete -f "$CID" >/dev/null 2>&1
@@ -175,20 +213,49 @@ print("%.2f %.2f" % (s["bits_per_second"] / 1e9, cpu / gb if gb else 0))
 ' "$json" "$c0" "$c1" "$hz" || echo "- -"
 }
 
-conn_rate() { # conn_rate PORT: sequential GET / per second
+# own_iperf DIR: iperf3 in the container to the host (DIR up = container->host, down = -R).
+own_iperf() {
+  local dir=$1 c0 c1 json args
+  args=(-c "$GW" -p "$hp_iperf" -t "$secs" -J)
+  [ "$dir" = down ] && args+=(-R)
+  c0=$(cpu_ticks "$HELPER")
+  json=$(ctr iperf3 "${args[@]}" 2>&1) || {
+    echo "bench-net: exec iperf3 ${args[*]}: $(jq -r '.error // empty' <<<"$json" 2>/dev/null | head -c 200)" >&2
+    echo "- -"
+    return
+  }
+  c1=$(cpu_ticks "$HELPER")
   /usr/bin/python3 -c '
-import socket, sys, time
-port, secs = int(sys.argv[1]), float(sys.argv[2])
-n, t0 = 0, time.monotonic()
-while time.monotonic() - t0 < secs:
-    with socket.create_connection(("127.0.0.1", port)) as s:
-        s.sendall(b"GET / HTTP/1.0\r\n\r\n")
-        while s.recv(65536):
-            pass
-    n += 1
-print("%.0f" % (n / (time.monotonic() - t0)))
-' "$1" "$conn_secs" 2>/dev/null || echo -
+import json, sys
+e = json.loads(sys.argv[1])["end"]
+s = e.get("sum_received") or e["sum"]
+gb = s["bytes"] / 1e9
+cpu = (int(sys.argv[3]) - int(sys.argv[2])) / int(sys.argv[4])
+print("%.2f %.2f" % (s["bits_per_second"] / 1e9, cpu / gb if gb else 0))
+' "$json" "$c0" "$c1" "$hz" || echo "- -"
 }
+
+# own_conn_rate: "CONNECTIONS_PER_S HELPER_CPU_US_PER_CONNECTION"
+own_conn_rate() {
+  local c0 c1 r
+  c0=$(cpu_ticks "$HELPER")
+  r=$(ctr /rrt-netbench get "$GW" "$hp_http" "$conn_secs" 2>/dev/null) || { echo "- -"; return; }
+  c1=$(cpu_ticks "$HELPER")
+  awk -v r="$r" -v t=$((c1 - c0)) -v hz="$hz" -v s="$conn_secs" \
+    'BEGIN { if (r > 0) printf "%s %.0f\n", r, t / hz * 1e6 / (r * s); else print "- -" }'
+}
+
+# own_udp_rate: "ECHOES_PER_S HELPER_CPU_US_PER_ECHO"
+own_udp_rate() {
+  local c0 c1 r
+  c0=$(cpu_ticks "$HELPER")
+  r=$(ctr /rrt-netbench rate "$GW" "$hp_udp" "$conn_secs" 128 2>/dev/null) || { echo "- -"; return; }
+  c1=$(cpu_ticks "$HELPER")
+  awk -v r="$r" -v t=$((c1 - c0)) -v hz="$hz" -v s="$conn_secs" \
+    'BEGIN { if (r > 0) printf "%s %.1f\n", r, t / hz * 1e6 / (r * s); else print "- -" }'
+}
+
+conn_rate() { "$stage/rrt-netbench" get 127.0.0.1 "$1" "$conn_secs" 2>/dev/null || echo -; }
 
 declare -A R
 names=()
@@ -213,43 +280,65 @@ for kind in splice slirp slirp4netns pasta; do
     fi
     R[$kind,$mtu,up]=$(iperf "$pi" up)
     R[$kind,$mtu,down]=$(iperf "$pi" down)
-    [ "$mtu" = "${mtus##* }" ] && R[$kind,conn]=$(conn_rate "$ph")
+    R[$kind,$mtu,oup]=$(own_iperf up)
+    R[$kind,$mtu,odown]=$(own_iperf down)
+    R[$kind,$mtu,conn]=$(conn_rate "$ph")
+    R[$kind,$mtu,oconn]=$(own_conn_rate)
+    R[$kind,$mtu,udp]=$(own_udp_rate)
     down
   done
 done
 
 label() {
   case $1 in
-    splice) echo "rootlessrt splice" ;;
-    slirp) echo "rootlessrt slirp" ;;
+    splice) echo "rootlessrt" ;;
+    slirp) echo "rootlessrt libslirp" ;;
     *) echo "$1" ;;
   esac
 }
 
 echo
-echo "bench-net: iperf3 through a port published on 127.0.0.1, one TCP stream, ${secs} s per run;"
-echo "CPU = the network helper's user+sys CPU seconds per GB moved (relay or slirp process)"
-printf '%-18s %6s  %-24s  %-24s  %s\n' "" "" "host->container" "container->host" ""
-printf '%-18s %6s  %10s %13s  %10s %13s  %s\n' network mtu Gbit/s "CPU s/GB" Gbit/s "CPU s/GB" "conn/s"
-for kind in "${names[@]}"; do
-  if [ -n "${R[$kind,skip]:-}" ]; then
-    printf '%-18s %s\n' "$(label "$kind")" "skipped: ${R[$kind,skip]}"
-    continue
-  fi
-  for mtu in $mtus; do
-    if [ -n "${R[$kind,$mtu,fail]:-}" ]; then
-      printf '%-18s %6s  failed: %s\n' "$(label "$kind")" "$mtu" "${R[$kind,$mtu,fail]}"
+echo "bench-net: one TCP stream per iperf3 run, ${secs} s; CPU = the network helper's (relay,"
+echo "libslirp, slirp4netns or pasta process) user+sys CPU seconds per GB moved; conn/s: sequential"
+echo "HTTP/1.0 GETs, ${conn_secs} s; UDP: 64-byte echoes per second, 128 in flight, ${conn_secs} s;"
+echo "us/conn, us/echo: the helper's CPU microseconds for each"
+echo
+echo "published port (the host's 127.0.0.1 -> the container)"
+printf '%-20s %6s  %-24s  %-24s  %s\n' "" "" "host->container" "container->host" ""
+printf '%-20s %6s  %10s %13s  %10s %13s  %7s\n' network mtu Gbit/s "CPU s/GB" Gbit/s "CPU s/GB" "conn/s"
+row() { # row KIND MTU KEY_A KEY_B KEY_C...
+  local kind=$1 mtu=$2 ag ac bg bc rest="" k
+  read -r ag ac <<<"${R[$kind,$mtu,$3]:-- -}"
+  read -r bg bc <<<"${R[$kind,$mtu,$4]:-- -}"
+  shift 4
+  for k in "$@"; do rest+=$(printf '  %7s' ${R[$kind,$mtu,$k]:--}); done
+  printf '%-20s %6s  %10s %13s  %10s %13s%s\n' "$(label "$kind")" "$mtu" "$ag" "$ac" "$bg" "$bc" "$rest"
+}
+table() { # table KEY_A KEY_B KEY_C...
+  local kind mtu
+  for kind in "${names[@]}"; do
+    if [ -n "${R[$kind,skip]:-}" ]; then
+      printf '%-20s %s\n' "$(label "$kind")" "skipped: ${R[$kind,skip]}"
       continue
     fi
-    read -r ug uc <<<"${R[$kind,$mtu,up]}"
-    read -r dg dc <<<"${R[$kind,$mtu,down]}"
-    c=""
-    [ "$mtu" = "${mtus##* }" ] && c=${R[$kind,conn]:-}
-    printf '%-18s %6s  %10s %13s  %10s %13s  %s\n' "$(label "$kind")" "$mtu" "$ug" "$uc" "$dg" "$dc" "$c"
+    for mtu in $mtus; do
+      if [ -n "${R[$kind,$mtu,fail]:-}" ]; then
+        printf '%-20s %6s  failed: %s\n' "$(label "$kind")" "$mtu" "${R[$kind,$mtu,fail]}"
+        continue
+      fi
+      row "$kind" "$mtu" "$@"
+    done
   done
-done
+}
+table up down conn
+echo
+echo "the container's own connections (the container -> the host's 127.0.0.1 through its gateway)"
+printf '%-20s %6s  %-24s  %-24s  %s\n' "" "" "container->host" "host->container" ""
+printf '%-20s %6s  %10s %13s  %10s %13s  %7s %7s  %7s %7s\n' network mtu Gbit/s "CPU s/GB" Gbit/s \
+  "CPU s/GB" "conn/s" "us/conn" "UDP/s" "us/echo"
+table oup odown oconn udp
 
-# Ratios of rootlessrt splice (and slirp) against the others, per MTU and direction.
+# Ratios of rootlessrt (and its libslirp path) against the others, per MTU.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2fx", a / b; else printf "n/a" }'; }
 echo
 for ref in slirp4netns pasta; do
@@ -257,16 +346,21 @@ for ref in slirp4netns pasta; do
   for kind in splice slirp; do
     [[ " ${names[*]} " == *" $kind "* ]] || continue
     for mtu in $mtus; do
-      read -r ug uc <<<"${R[$kind,$mtu,up]:-- -}"
-      read -r dg dc <<<"${R[$kind,$mtu,down]:-- -}"
-      read -r rug ruc <<<"${R[$ref,$mtu,up]:-- -}"
-      read -r rdg rdc <<<"${R[$ref,$mtu,down]:-- -}"
-      printf '%-18s / %-11s mtu %5s: throughput h->c %s c->h %s; CPU/GB h->c %s c->h %s\n' \
+      read -r ug _ <<<"${R[$kind,$mtu,up]:-- -}"
+      read -r dg _ <<<"${R[$kind,$mtu,down]:-- -}"
+      read -r oug _ <<<"${R[$kind,$mtu,oup]:-- -}"
+      read -r odg _ <<<"${R[$kind,$mtu,odown]:-- -}"
+      read -r rug _ <<<"${R[$ref,$mtu,up]:-- -}"
+      read -r rdg _ <<<"${R[$ref,$mtu,down]:-- -}"
+      read -r roug _ <<<"${R[$ref,$mtu,oup]:-- -}"
+      read -r rodg _ <<<"${R[$ref,$mtu,odown]:-- -}"
+      printf '%-20s / %-11s mtu %5s: published h->c %s c->h %s conn %s; own c->h %s h->c %s conn %s UDP %s\n' \
         "$(label "$kind")" "$ref" "$mtu" "$(ratio "$ug" "$rug")" "$(ratio "$dg" "$rdg")" \
-        "$(ratio "$uc" "$ruc")" "$(ratio "$dc" "$rdc")"
+        "$(ratio "${R[$kind,$mtu,conn]:-}" "${R[$ref,$mtu,conn]:-}")" "$(ratio "$oug" "$roug")" \
+        "$(ratio "$odg" "$rodg")" "$(ratio "${R[$kind,$mtu,oconn]%% *}" "${R[$ref,$mtu,oconn]%% *}")" \
+        "$(ratio "${R[$kind,$mtu,udp]%% *}" "${R[$ref,$mtu,udp]%% *}")"
     done
   done
-  printf '%-18s / %-11s conn/s: %s\n' "rootlessrt splice" "$ref" "$(ratio "${R[splice,conn]:-}" "${R[$ref,conn]:-}")"
 done
-echo "targets: splice >= 1.8x slirp4netns at 65520 h->c and >= 0.9x pasta at <= pasta's CPU/GB;"
-echo "         slirp path >= 1.2x slirp4netns at equal MTU with less CPU/GB"
+echo "targets (issue 30): own c->h >= 5x slirp4netns at 1500 and >= 1.5x at 65520 with helper CPU"
+echo "         <= 0.3 s/GB, own conn/s >= 2x, UDP/s >= 3x; published h->c >= 1.8x slirp4netns at 65520"

@@ -86,6 +86,81 @@ static void test_explain(void)
   rmdir(dir);
 }
 
+/* Issue 29's causes, given through the test root: an outer seccomp filter ("Seccomp: 2"; the
+ * probes themselves are nested.sh's, for real), an LSM's EACCES, user.max_user_namespaces 0. */
+static void put_file(const char *path, const char *text)
+{
+  rrt_write_file(path, text, strlen(text), O_WRONLY | O_CREAT | O_TRUNC, 0644, NULL);
+}
+
+static void test_explain_nested(void)
+{
+  char dir[] = "/tmp/rrt-test-check-nested.XXXXXX";
+  if (!mkdtemp(dir)) {
+    ok(0, "mkdtemp: %s", strerror(errno));
+    return;
+  }
+  static const char *const made[] = {
+      "/proc", "/proc/self",  "/proc/sys",           "/proc/sys/user",
+      "/sys",  "/sys/kernel", "/sys/kernel/security"};
+  for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
+    cleanup_free char *d = xasprintf("%s%s", dir, made[i]);
+    mkdir(d, 0755);
+  }
+  cleanup_free char *status = xasprintf("%s/proc/self/status", dir);
+  cleanup_free char *lsm = xasprintf("%s/sys/kernel/security/lsm", dir);
+  cleanup_free char *max = xasprintf("%s/proc/sys/user/max_user_namespaces", dir);
+  put_file(status, "Name:\tx\nSeccomp:\t2\nSeccomp_filters:\t1\n");
+  put_file(max, "15000\n");
+  setenv("ROOTLESSRT_CHECK_ROOT", dir, 1);
+  static const char *const tail = "; run 'rootlessrt check' for details";
+  static const char *const seccomp =
+      "the outer container's seccomp profile refuses user namespaces: run it with "
+      "--security-opt seccomp=unconfined, or a profile that allows them";
+  cleanup_free char *a = explained(EPERM, "clone(CLONE_NEWUSER): Operation not permitted");
+  cleanup_free char *wa =
+      xasprintf("clone(CLONE_NEWUSER): Operation not permitted (%s)%s", seccomp, tail);
+  is_str(a, wa, "explain: EPERM under a seccomp filter names the outer profile and the option");
+  /* The desktop form relays its child's error as text (EIO). */
+  cleanup_free char *b =
+      explained(EIO, "run: oci-archive:x: unshare(CLONE_NEWUSER): Operation not permitted");
+  cleanup_free char *wb = xasprintf(
+      "run: oci-archive:x: unshare(CLONE_NEWUSER): Operation not permitted (%s)%s", seccomp, tail);
+  is_str(b, wb, "explain: the desktop form's relayed EPERM too");
+
+  put_file(status, "Name:\tx\nSeccomp:\t0\n");
+  put_file(lsm, "capability,selinux\n");
+  cleanup_free char *c = explained(EACCES, "clone(CLONE_NEWUSER): Permission denied");
+  ok(c && strstr(c, "(SELinux refuses user namespaces to this domain: allow it user_namespace "
+                    "create, or run the outer container with --security-opt label=disable)"),
+     "explain: EACCES under SELinux names it and the fix (%s)", c);
+  put_file(lsm, "capability,apparmor\n");
+  cleanup_free char *d = explained(EACCES, "clone(CLONE_NEWUSER): Permission denied");
+  ok(d && strstr(d, "(AppArmor refuses user namespaces to this profile: allow them in it (a "
+                    "\"userns,\" rule), or run the outer container with --security-opt "
+                    "apparmor=unconfined)"),
+     "explain: EACCES under AppArmor names it and the fix (%s)", d);
+  put_file(max, "0\n");
+  cleanup_free char *e = explained(ENOSPC, "clone(CLONE_NEWUSER): No space left on device");
+  ok(e && strstr(e, "(no user namespace may be created (user.max_user_namespaces = 0 here: raise "
+                    "it where it is 0, on the host or in the outer container, sysctl -w "
+                    "user.max_user_namespaces=15000))"),
+     "explain: user.max_user_namespaces = 0 names the fix (%s)", e);
+  cleanup_free char *f = explained(
+      EPERM, "user namespace: uid 0 of this container may map itself into a new user "
+             "namespace only with CAP_SETFCAP, ...: add CAP_SETFCAP to the outer container");
+  ok(f && !strstr(f, "rootlessrt check"), "explain: the CAP_SETFCAP refusal is left as it is");
+  unsetenv("ROOTLESSRT_CHECK_ROOT");
+  unlink(status);
+  unlink(lsm);
+  unlink(max);
+  for (size_t i = sizeof(made) / sizeof(made[0]); i-- > 0;) {
+    cleanup_free char *p = xasprintf("%s%s", dir, made[i]);
+    rmdir(p);
+  }
+  rmdir(dir);
+}
+
 static const struct rrt_check_item *item(const struct rrt_check *c, const char *name)
 {
   for (size_t i = 0; i < c->n; i++)
@@ -166,6 +241,7 @@ static void test_storage_without_xattrs(void)
 int main(void)
 {
   test_explain();
+  test_explain_nested();
   test_families();
   test_storage_without_xattrs();
   return tap_done();

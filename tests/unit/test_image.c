@@ -134,6 +134,10 @@ static void test_names(void)
   ok(!rrt_image_name_parse("a@sha256:12", &q), "a short digest");
   ok(!rrt_image_name_parse("a//b:1", &q), "an empty component");
   ok(!rrt_image_name_parse("a..b:1", &q), "two dots in a component");
+  /* docker's split: a first component that is not all lower case is a host (the fuzzer's
+   * regression input, tests/fuzz/corpus/image_name/upper-case-first-component). */
+  ok(name("loPalhost/test", true), "an upper-case first component is a host");
+  ok(!rrt_image_name_parse("Registry/Test", &q), "but the path after it stays lower case");
 }
 
 static void test_progress(void)

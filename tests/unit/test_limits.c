@@ -66,13 +66,13 @@ static int oom_child(int out, void *arg)
 {
   struct rrt_process proc = {.has_oom_score_adj = true, .oom_score_adj = 500};
   struct rrt_error e = RRT_ERROR_INIT;
-  if (rrt_process_limits_apply(&proc, &e) < 0)
+  if (rrt_oom_score_adj_apply(&proc, &e) < 0)
     return say(out, "%s", rrt_error_msg(&e)), 3;
   say(out, "%d", read_int_file("/proc/self/oom_score_adj"));
   /* Lowering it again without CAP_SYS_RESOURCE is only a warning. */
   if (unshare(CLONE_NEWUSER) == 0) {
     proc.oom_score_adj = -500;
-    if (rrt_process_limits_apply(&proc, &e) < 0)
+    if (rrt_oom_score_adj_apply(&proc, &e) < 0)
       return say(out, " %s", rrt_error_msg(&e)), 4;
     say(out, " %d", read_int_file("/proc/self/oom_score_adj"));
   }

@@ -93,6 +93,7 @@ static void test_defaults(void)
   is_int(c.mode, RRT_NET_DEFAULT, "  mode stays default for the caller to decide");
   is_int(c.mtu, 65520, "  mtu 65520");
   ok(!c.ipv6 && !c.host_loopback && !c.ports_via_slirp, "  ipv6, host loopback, slirp ports off");
+  ok(!c.outbound_via_slirp, "  the container's own connections by the fast path");
   is_str(c.cidr, "10.0.2.0/24", "  cidr 10.0.2.0/24");
   is_int(c.n_ports, 0, "  no ports");
   rrt_net_config_free(&c);
@@ -120,6 +121,8 @@ static void test_annotations(void)
                       "10.10.0.0/16",
                       "rootlessrt.ports-via",
                       "slirp",
+                      "rootlessrt.outbound-via",
+                      "slirp",
                       NULL};
   struct rrt_spec *s = spec_with(kv);
   int r = rrt_net_config_build(s, NULL, NULL, 0, NULL, 0, &c, &err);
@@ -136,6 +139,7 @@ static void test_annotations(void)
   is_int(c.ports[1].container_port, 53, "  to 53");
   is_int(c.mtu, 1500, "  mtu 1500");
   ok(c.ipv6 && c.host_loopback && c.ports_via_slirp, "  ipv6, host loopback, slirp ports on");
+  ok(c.outbound_via_slirp, "  rootlessrt.outbound-via=slirp");
   is_str(c.cidr, "10.10.0.0/16", "  cidr");
   char *rc = rrt_net_resolv_conf(&c);
   is_str(rc, "nameserver 10.10.0.3\nnameserver fd00::3\n", "  resolv.conf follows cidr and ipv6");
@@ -194,6 +198,8 @@ static void test_bad_annotations(void)
                  "from 1 to 25");
   bad_annotation("rootlessrt.ports-via", "pasta",
                  "annotation rootlessrt.ports-via: expected splice or slirp, got \"pasta\"");
+  bad_annotation("rootlessrt.outbound-via", "pasta",
+                 "annotation rootlessrt.outbound-via: expected splice or slirp, got \"pasta\"");
   bad_annotation("rootlessrt.publish", "8080:80,8080:81",
                  "publish 127.0.0.1:8080/tcp: host port given twice");
   bad_annotation("rootlessrt.publish", "8080:x",
@@ -205,10 +211,11 @@ static void test_cli_options(void)
 {
   struct rrt_net_config c;
   struct rrt_error err = RRT_ERROR_INIT;
-  char *opts[] = {"mtu=1500", "ipv6=true", "host-loopback=true", "cidr=10.9.0.0/24",
-                  "ports-via=slirp"};
-  ok(rrt_net_config_build(NULL, "slirp", NULL, 0, opts, 5, &c, &err) == 0, "flags build: %s",
+  char *opts[] = {"mtu=1500",         "ipv6=true",       "host-loopback=true",
+                  "cidr=10.9.0.0/24", "ports-via=slirp", "outbound-via=slirp"};
+  ok(rrt_net_config_build(NULL, "slirp", NULL, 0, opts, 6, &c, &err) == 0, "flags build: %s",
      rrt_error_msg(&err));
+  ok(c.outbound_via_slirp, "--network-opt outbound-via=slirp");
   is_int(c.mtu, 1500, "--mtu");
   ok(c.ipv6 && c.host_loopback && c.ports_via_slirp, "--ipv6 --host-loopback --ports-via slirp");
   is_str(c.cidr, "10.9.0.0/24", "--cidr");

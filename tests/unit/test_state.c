@@ -138,12 +138,41 @@ static void records(void)
 
   ok(rrt_state_record_init(fd, 4242, 777, &e) == 0, "the init record");
   struct rrt_state cg = {.cgroup = "/sys/fs/cgroup/x", .cgroups_json = "{\"scope\":\"a.scope\"}"};
-  ok(rrt_state_record_cgroup(fd, &cg, &e) == 0, "the cgroup records");
+  ok(rrt_state_record_cgroup(fd, &cg, &e) == 0, "the cgroup record");
+  struct stat lst;
+  ok(fstatat(fd, "cgroups", &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode) &&
+         fstatat(fd, "cgroup", &lst, AT_SYMLINK_NOFOLLOW) < 0 &&
+         fstatat(fd, ".cgroups.new", &lst, AT_SYMLINK_NOFOLLOW) < 0,
+     "one record: the symlink cgroups, nothing else (no temporary, no rename)");
   rrt_state_from_records(fd, "c1", &st);
-  is_str(st.cgroups_json, cg.cgroups_json, "cgroup v1 and systemd are recorded too");
+  ok(st.cgroups_json && strstr(st.cgroups_json, "\"scope\":\"a.scope\""),
+     "cgroup v1 and systemd are recorded too (%s)", st.cgroups_json ? st.cgroups_json : "-");
   ok(st.pid == 4242 && st.pid_start == 777 && st.cgroup &&
          strcmp(st.cgroup, "/sys/fs/cgroup/x") == 0 && strcmp(st.id, "c1") == 0,
      "read back: pid %d start %llu cgroup %s", st.pid, st.pid_start, st.cgroup ? st.cgroup : "-");
+  rrt_state_free(&st);
+  ok(rrt_state_record_cgroup(fd, &cg, &e) < 0 && e.errnum == EEXIST,
+     "written once: a second record is refused");
+  rrt_error_clear(&e);
+  close(fd);
+
+  /* Paths that do not fit a symlink's target: an error naming linux.cgroupsPath, no record. */
+  fd = state_dir("c2");
+  char *longp = xcalloc(PATH_MAX + 1, 1);
+  memset(longp, 'a', PATH_MAX);
+  longp[0] = '/';
+  struct rrt_state big = {.cgroup = longp};
+  ok(rrt_state_record_cgroup(fd, &big, &e) < 0 && e.errnum == ENAMETOOLONG &&
+         strstr(e.msg, "linux.cgroupsPath") &&
+         fstatat(fd, "cgroups", &lst, AT_SYMLINK_NOFOLLOW) < 0,
+     "a record too long for a symlink: refused, naming linux.cgroupsPath (%s)",
+     e.msg ? e.msg : "-");
+  rrt_error_clear(&e);
+  free(longp);
+  /* An earlier version's records: the v2 directory in "cgroup". */
+  ok(symlinkat("/sys/fs/cgroup/old", fd, "cgroup") == 0, "an earlier version's cgroup record");
+  rrt_state_from_records(fd, "c2", &st);
+  is_str(st.cgroup, "/sys/fs/cgroup/old", "is still read");
   rrt_state_free(&st);
   close(fd);
 }

@@ -583,6 +583,140 @@ static void test_user_name(void)
   ok(rrt_user_name(3999999) == NULL, "a uid nobody has: no name (getent asked, said nothing)");
 }
 
+/* Nested (a CI job's container): the caller as rrt_userns_caller_read would find it. */
+static struct rrt_userns_caller nested_caller(uid_t uid, const char *uid_map, bool setid,
+                                              bool setfcap, bool helpers_work)
+{
+  struct rrt_userns_caller c = {.uid = uid,
+                                .euid = uid,
+                                .gid = uid,
+                                .username = "tester",
+                                .initial = strncmp(uid_map, "0 0 4294967295", 14) == 0,
+                                .nested = true,
+                                .setid = setid,
+                                .setfcap = setfcap,
+                                .helpers_work = helpers_work,
+                                .subuid_file = "/nonexistent",
+                                .subgid_file = "/nonexistent"};
+  rrt_userns_parse_own_map(uid_map, &c.uids);
+  rrt_userns_parse_own_map(uid_map, &c.gids);
+  if (!helpers_work)
+    c.helpers_why = xstrdup("/usr/bin/newuidmap: it lies on a nosuid mount");
+  return c;
+}
+
+static void test_plan_nested(void)
+{
+  struct rrt_namespace user_ns[] = {{CLONE_NEWNS, NULL}, {CLONE_NEWUSER, NULL}};
+  struct rrt_namespace mnt_ns[] = {{CLONE_NEWNS, NULL}};
+  struct rrt_spec spec = make_spec(user_ns, 2);
+  struct rrt_userns_plan p;
+  struct rrt_error err = RRT_ERROR_INIT;
+  const char *podman_map = "         0       1000          1\n         1     100000      65536\n";
+
+  struct rrt_id_mappings ids = {0};
+  ok(rrt_userns_parse_own_map(podman_map, &ids) == 0 && ids.n == 2 && ids.v[1].container_id == 1 &&
+         ids.v[1].host_id == 100000 && ids.v[1].size == 65536,
+     "nested: /proc/self/uid_map's columns are parsed");
+  ok(rrt_userns_ids_cover(&ids, 0, 65537) && rrt_userns_ids_cover(&ids, 1000, 10) &&
+         !rrt_userns_ids_cover(&ids, 100000, 1) && !rrt_userns_ids_cover(&ids, 65530, 10),
+     "nested: a range is covered across lines, not beyond them");
+  free(ids.v);
+
+  /* Root of a job container with CAP_SETUID/CAP_SETGID (Docker's, podman's defaults): every id
+   * of its namespace onto itself, written directly. */
+  struct rrt_userns_caller c = nested_caller(0, podman_map, true, true, false);
+  int rc = rrt_userns_plan_caller(&spec, &c, &p, &err);
+  cleanup_free char *a = rc == 0 ? fmt_plan_maps(&p) : xstrdup(rrt_error_msg(&err));
+  is_str(a, "uid:0 0 1\n1 1 65536\ngid:0 0 1\n1 1 65536\n",
+         "nested root with CAP_SETUID: the namespace's ids onto themselves");
+  ok(rc == 0 && p.method == RRT_MAP_DIRECT && !p.deny_setgroups,
+     "nested root: DIRECT, setgroups kept");
+  rrt_userns_plan_free(&p);
+  /* The same without a user namespace in the config (Docker's job root has no CAP_SYS_ADMIN: it
+   * cannot make the other namespaces without one). */
+  struct rrt_spec nouser = make_spec(mnt_ns, 1);
+  rc = rrt_userns_plan_caller(&nouser, &c, &p, &err);
+  ok(rc == 0 && p.create && p.method == RRT_MAP_DIRECT,
+     "nested root, no userns in the config: one is added");
+  rrt_userns_plan_free(&p);
+  rrt_userns_caller_free(&c);
+
+  /* Docker's root in the initial namespace: 0 0 4294967295 stays below (uid_t)-1. */
+  c = nested_caller(0, "0 0 4294967295\n", true, true, false);
+  rc = rrt_userns_plan_caller(&spec, &c, &p, &err);
+  cleanup_free char *b = rc == 0 ? fmt_plan_maps(&p) : xstrdup(rrt_error_msg(&err));
+  is_str(b, "uid:0 0 4294967294\ngid:0 0 4294967294\n",
+         "nested in Docker: every id but the last, so the container's map is not the host's");
+  rrt_userns_plan_free(&p);
+  rrt_userns_caller_free(&c);
+
+  /* Rootless podman's runtime call: root with CAP_SYS_ADMIN in its namespace, a config user
+   * namespace without maps: rootless, so its ids (not the old "required" error). */
+  c = nested_caller(0, podman_map, true, true, false);
+  c.privileged = true;
+  rc = rrt_userns_plan_caller(&spec, &c, &p, &err);
+  ok(rc == 0 && p.method == RRT_MAP_DIRECT && p.uid_map.n == 2,
+     "root with every capability of its namespace, no maps: the namespace's ids");
+  rrt_userns_plan_free(&p);
+  rc = rrt_userns_plan_caller(&nouser, &c, &p, &err);
+  ok(rc == 0 && !p.create && p.method == RRT_MAP_NONE,
+     "root with every capability of its namespace, no userns in the config: none added");
+  rrt_userns_plan_free(&p);
+  rrt_userns_caller_free(&c);
+
+  /* uid 1000 without capabilities and no working helper: itself alone, setgroups denied. */
+  c = nested_caller(1000, podman_map, false, false, false);
+  rc = rrt_userns_plan_caller(&spec, &c, &p, &err);
+  cleanup_free char *d = rc == 0 ? fmt_plan_maps(&p) : xstrdup(rrt_error_msg(&err));
+  is_str(d, "uid:0 1000 1\ngid:0 1000 1\n", "nested uid 1000, no helper: itself alone");
+  ok(rc == 0 && p.method == RRT_MAP_SELF && p.deny_setgroups,
+     "nested uid 1000: SELF, setgroups denied");
+  rrt_userns_plan_free(&p);
+  rrt_userns_caller_free(&c);
+
+  /* Working helpers and the podman/stable layout (two ranges around the user's own id): every
+   * range, one after the other; a range the namespace lacks: itself alone. */
+  cleanup_free char *sub = write_temp("tester:1:999\ntester:1001:64535\n");
+  cleanup_free char *far = write_temp("tester:200000:65536\n");
+  c = nested_caller(1000, "0 1000 1\n1 100000 65536\n", false, false, true);
+  c.subuid_file = c.subgid_file = sub;
+  rc = rrt_userns_plan_caller(&spec, &c, &p, &err);
+  cleanup_free char *e = rc == 0 ? fmt_plan_maps(&p) : xstrdup(rrt_error_msg(&err));
+  is_str(e, "uid:0 1000 1\n1 1 999\n1000 1001 64535\ngid:0 1000 1\n1 1 999\n1000 1001 64535\n",
+         "nested with working helpers: 0 -> itself, then every subordinate range");
+  ok(rc == 0 && p.method == RRT_MAP_HELPERS, "nested with working helpers: HELPERS");
+  rrt_userns_plan_free(&p);
+  c.subuid_file = c.subgid_file = far;
+  rc = rrt_userns_plan_caller(&spec, &c, &p, &err);
+  ok(rc == 0 && p.method == RRT_MAP_SELF && p.uid_map.n == 1,
+     "nested, subordinate ids the namespace lacks (the host's /etc/subuid): itself alone");
+  rrt_userns_plan_free(&p);
+  c.subuid_file = c.subgid_file = "/nonexistent";
+  rrt_userns_caller_free(&c);
+
+  /* uid 0 without CAP_SETFCAP: the kernel refuses to map it (verify_root_map): one line with
+   * the cause and the fix, before anything is made. */
+  c = nested_caller(0, podman_map, false, false, false);
+  rc = rrt_userns_plan_caller(&spec, &c, &p, &err);
+  const char *m = rc < 0 ? err.msg : "";
+  const char *head = "uid 0 of this container may map itself into a new user namespace only with "
+                     "CAP_SETFCAP";
+  ok(strncmp(m, head, strlen(head)) == 0 && strstr(m, "it lies on a nosuid mount") &&
+         strstr(m, "add CAP_SETFCAP to the outer container") &&
+         strstr(m, "or run the job as a non-root user"),
+     "nested root without CAP_SETFCAP: the cause and the fix (%s)", m);
+  ok(rc < 0 && p.method == RRT_MAP_NONE && p.uid_map.n == 0,
+     "nested root without CAP_SETFCAP: no plan");
+  rrt_error_clear(&err);
+  /* With CAP_SETFCAP but not CAP_SETUID: itself alone is fine. */
+  c.setfcap = true;
+  rc = rrt_userns_plan_caller(&spec, &c, &p, &err);
+  ok(rc == 0 && p.method == RRT_MAP_SELF, "nested root with CAP_SETFCAP only: itself alone");
+  rrt_userns_plan_free(&p);
+  rrt_userns_caller_free(&c);
+}
+
 int main(void)
 {
   if (!mkdtemp(tmpdir))
@@ -598,6 +732,7 @@ int main(void)
   test_user_name();
   test_format();
   test_plan(fake, empty_path);
+  test_plan_nested();
   test_helpers();
   test_real_maps();
   test_privileged();
