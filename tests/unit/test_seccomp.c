@@ -356,10 +356,9 @@ static void test_seccomp_enosys(void)
   /* A kill default: a newer syscall is answered ENOSYS, it does not kill. */
   sc.default_action = "SCMP_ACT_KILL_PROCESS";
   sc.architectures = NO_STRV;
-  struct rrt_seccomp_syscall kill_rest[] = {
-      {.names = STRV("write", "exit", "exit_group", "getppid", "brk", "mmap", "munmap",
-                     "sigaltstack"),
-       .action = "SCMP_ACT_ALLOW"}};
+  struct rrt_seccomp_syscall kill_rest[] = {{.names = STRV("write", "exit", "exit_group", "getppid",
+                                                           "brk", "mmap", "munmap", "sigaltstack"),
+                                             .action = "SCMP_ACT_ALLOW"}};
   sc.syscalls = kill_rest;
   struct rrt_seccomp_filter *f = compile_ok(&sc, NULL, "kill default");
   struct probe p = {f, &sc, probe_getppid};
