@@ -126,8 +126,9 @@ static pid_t start_helper(char **argv, int errw, int readyw)
   pid_t pid = fork();
   if (pid != 0)
     return pid;
-  /* Both to fresh numbers first, so that neither dup2 clobbers the other. */
-  int e = fcntl(errw, F_DUPFD, 10), r = fcntl(readyw, F_DUPFD, 10);
+  /* Both to fresh numbers first, so that neither dup2 clobbers the other; those copies close
+   * at the execv (only 3 and 4, made by dup2, are inherited). */
+  int e = fcntl(errw, F_DUPFD_CLOEXEC, 10), r = fcntl(readyw, F_DUPFD_CLOEXEC, 10);
   if (e < 0 || r < 0 || dup2(e, 3) < 0 || dup2(r, 4) < 0)
     _exit(127);
   rrt_reset_signals();
