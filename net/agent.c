@@ -221,7 +221,12 @@ static int send_fast_path(int sock, const struct rrt_net_config *cfg, const stru
   cleanup_close int nfq = -1;
   if (l4 >= 0) {
     struct rrt_error eq = RRT_ERROR_INIT;
-    nfq = net_nfq_open(&eq);
+    if (cfg->no_syn_gate)
+      rrt_error_set(&eq, 0,
+                    "the helper of a container without a user namespace runs as nobody, "
+                    "who cannot judge its SYNs");
+    else
+      nfq = net_nfq_open(&eq);
     if (nfq >= 0 && net_nft_install(cfg, a, p4, p6, true, &eq) < 0)
       close(steal_fd(&nfq));
     if (nfq < 0) {

@@ -5,6 +5,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <slirp/libslirp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -266,20 +267,40 @@ static size_t raise_nofile(void)
 #define HELPER_NOBODY 65534
 
 /*
- * Real root's helper: from here on it parses what the container sends (libslirp), so it goes on
- * as nobody with no capability, as a user's own helper runs as that user. Its ports are bound
- * and its agent is in the container's namespaces already; what it connects to needs no
- * privilege (ICMP echo then needs net.ipv4.ping_group_range to allow nobody, as rootless).
+ * Real root's helper: from here on it parses what the container sends (libslirp), so it gives up
+ * root. With a user namespace of the container's it becomes that namespace's root, a subordinate
+ * uid on the host, as a user's own helper runs as the user that owns the namespace: the SYN
+ * gate's verdicts (nfnetlink) need CAP_NET_ADMIN over the container's network namespace, which
+ * that user namespace owns, and nobody has none there (every gated connection timed out). Without
+ * one it goes on as nobody with no capability, and the agent set up no gate (real_root_gate).
+ * Its ports are bound and its agent is in the container's namespaces already; what it connects to
+ * needs no privilege (ICMP echo then needs net.ipv4.ping_group_range to allow it, as rootless).
  */
-static int drop_root(struct rrt_error *err)
+static bool real_root(void)
 {
   /* uid 0 in a user namespace (rootless podman calls us so) is a user's already. */
-  if (geteuid() != 0 || !rrt_in_initial_userns())
+  return geteuid() == 0 && rrt_in_initial_userns();
+}
+
+static int drop_root(int userns_fd, struct rrt_error *err)
+{
+  if (!real_root())
     return 0;
-  if (setgroups(0, NULL) < 0 || setresgid(HELPER_NOBODY, HELPER_NOBODY, HELPER_NOBODY) < 0 ||
-      setresuid(HELPER_NOBODY, HELPER_NOBODY, HELPER_NOBODY) < 0)
+  /* Root's supplementary groups go while they still can: in the container's namespace they
+   * would stay, unmapped, and still open files of the host's group 0. */
+  if (setgroups(0, NULL) < 0)
+    return rrt_error_errno(err, "give up root's groups");
+  if (userns_fd >= 0) {
+    if (setns(userns_fd, CLONE_NEWUSER) < 0)
+      return rrt_error_errno(err, "give up root: join the container's user namespace");
+    if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
+      return rrt_error_errno(err, "give up root: become the container's root (uid 0 must be "
+                                  "mapped in linux.uidMappings and linux.gidMappings)");
+  } else if (setresgid(HELPER_NOBODY, HELPER_NOBODY, HELPER_NOBODY) < 0 ||
+             setresuid(HELPER_NOBODY, HELPER_NOBODY, HELPER_NOBODY) < 0) {
     return rrt_error_errno(err, "give up root (become uid %d)", HELPER_NOBODY);
-  /* A changed uid made it dumpable again: nobody's other processes must not ptrace it. */
+  }
+  /* A changed uid made it dumpable again: no other process of that uid may ptrace it. */
   if (prctl(PR_SET_DUMPABLE, 0) < 0)
     return rrt_error_errno(err, "prctl(PR_SET_DUMPABLE)");
   return 0;
@@ -295,8 +316,13 @@ static int helper_setup(struct helper *h, int userns_fd, int netns_fd, int init_
     return rrt_error_errno(err, "prctl(PR_SET_NO_NEW_PRIVS)");
   size_t max_conns = raise_nofile();
 
+  /* Real root without a user namespace of the container's ends as nobody (drop_root), who could
+   * not judge the gate's SYNs: the agent makes none, and connects after accept. */
+  struct rrt_net_config agent_cfg = *cfg;
+  agent_cfg.no_syn_gate = real_root() && userns_fd < 0;
   /* Forked before libslirp starts: setns into a user namespace needs a single-threaded process. */
-  h->agent_pid = net_agent_spawn(userns_fd, netns_fd, cfg, &a, &h->agent_sock, &h->tap_fd, err);
+  h->agent_pid =
+      net_agent_spawn(userns_fd, netns_fd, &agent_cfg, &a, &h->agent_sock, &h->tap_fd, err);
   if (h->agent_pid < 0)
     return -1;
   h->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -358,7 +384,7 @@ static int helper_setup(struct helper *h, int userns_fd, int netns_fd, int init_
   struct pollfd pf = {.fd = init_pidfd, .events = POLLIN};
   if (poll(&pf, 1, 0) > 0)
     return rrt_error_set(err, 0, "the container's init exited before its network was ready");
-  return drop_root(err);
+  return drop_root(userns_fd, err);
 }
 
 static void read_tap(struct helper *h)

@@ -28,6 +28,7 @@ struct rrt_net_config {
   bool ports_via_slirp;    /* force the slirp path for published ports */
   bool outbound_via_slirp; /* the container's own connections through libslirp, not spliced */
   unsigned udp_idle_s;     /* a published UDP port's client socket closes after this idle; 0: 60 */
+  bool no_syn_gate;        /* the helper's own: its agent makes no SYN gate (see drop_root) */
   struct rrt_port *ports;
   size_t n_ports;
 };

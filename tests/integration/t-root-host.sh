@@ -11,7 +11,7 @@
 source "${TESTS_DIR:-$(dirname "$0")/..}/lib.sh"
 
 if ! real_root; then
-  skip "not real root: these checks are about what the host's root does" 21
+  skip "not real root: these checks are about what the host's root does" 26
   done_testing
 fi
 
@@ -134,6 +134,51 @@ helper=$(jq -r '.netHelper // empty' "$RRT_ROOT/$id/state.json" 2>/dev/null)
 gone() { ! pgrep -P "$1" >/dev/null && [ ! -e "/proc/$1" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 ok "once the container exits, its network helper and agent exit too" wait_until 20 gone "${helper:-0}"
 rrt delete -f "$id" >/dev/null 2>&1
+
+# The container's own connection to the host's loopback (10.0.2.2, --host-loopback) by the fast
+# path, whose SYN gate waits for the helper's verdict (nfnetlink, which wants CAP_NET_ADMIN over
+# the container's network namespace): as nobody, real root's helper had none, and every such
+# connection timed out (a CI job's root, nested, too). With a user namespace of the container's,
+# the helper is that namespace's root (its mapped uid on the host, in that namespace); without
+# one, nobody, and the agent makes no gate.
+PO=$("$PY" "$TESTS_DIR/netbench/net-helper.py" free-port) || bail_out "no free port on 127.0.0.1"
+"$PY" "$TESTS_DIR/netbench/net-helper.py" tcp-hello 127.0.0.1 "$PO" "hello-from-host-$$" \
+  >"$T_WORK/hello.out" 2>&1 &
+hello_pid=$!
+wait_until 5 grep -q listening "$T_WORK/hello.out" || fail "the host's TCP server listens on 127.0.0.1:$PO"
+b=$(rootbundle slirp-out sh -c "nc -w 5 10.0.2.2 $PO </dev/null")
+id=$(new_id slirp-out)
+run rrt run --network slirp --host-loopback -b "$b" "$id"
+is "$rc:$out" "0:hello-from-host-$$" "no user namespace: the container's own connection to the host's loopback"
+nothing_left "$id" "$b"
+usermap='[{"containerID": 0, "hostID": 300000, "size": 65536}]'
+userns='.linux.namespaces += [{type: "user"}] | .linux.uidMappings = $m | .linux.gidMappings = $m'
+b=$(rootbundle slirp-out-userns sh -c "nc -w 5 10.0.2.2 $PO </dev/null")
+cfg "$b" "$userns" --argjson m "$usermap" || bail_out "cannot edit $b/config.json"
+# The rootfs is root's: the container's root (300000) could not make the files slirp binds.
+mkdir -p "$b/rootfs/etc" && touch "$b/rootfs/etc/resolv.conf" "$b/rootfs/etc/hosts" || bail_out "cannot prepare $b"
+id=$(new_id slirp-out-userns)
+run rrt run --network slirp --host-loopback -b "$b" "$id"
+is "$rc:$out" "0:hello-from-host-$$" "a user namespace: the container's own connection to the host's loopback"
+[ "$rc" = 0 ] || diag "stderr: $err"
+nothing_left "$id" "$b"
+b=$(rootbundle slirp-helper-userns rrt-probe sleep 1000)
+cfg "$b" "$userns" --argjson m "$usermap" || bail_out "cannot edit $b/config.json"
+# The rootfs is root's: the container's root (300000) could not make the files slirp binds.
+mkdir -p "$b/rootfs/etc" && touch "$b/rootfs/etc/resolv.conf" "$b/rootfs/etc/hosts" || bail_out "cannot prepare $b"
+id=$(new_id slirp-helper-userns)
+rrt run -d --network slirp -b "$b" "$id" >/dev/null 2>&1
+helper=$(jq -r '.netHelper // empty' "$RRT_ROOT/$id/state.json" 2>/dev/null)
+init=$(jq -r '.pid // empty' "$RRT_ROOT/$id/state.json" 2>/dev/null)
+is "$(awk '/^(Uid|Gid):/ {print $1, $2, $3, $4, $5}' "/proc/${helper:-0}/status" 2>/dev/null)" \
+  "$(printf 'Uid: 300000 300000 300000 300000\nGid: 300000 300000 300000 300000')" \
+  "... its helper runs as the container's root (uid 0 of its user namespace, 300000 on the host)"
+is "$(readlink "/proc/${helper:-0}/ns/user")" "$(readlink "/proc/${init:-0}/ns/user")" \
+  "... in the container's user namespace, not the host's"
+rrt delete -f "$id" >/dev/null 2>&1
+nothing_left "$id" "$b"
+kill "$hello_pid" 2>/dev/null
+wait "$hello_pid" 2>/dev/null
 
 # ---------------------------------------------------------------- --log through a symlink
 # Another user's symlink where the log is to be (a directory others can write): root must not
