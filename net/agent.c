@@ -503,6 +503,23 @@ int net_agent_udp_path(int agent_sock, int *u4, int *u6, struct rrt_error *err)
   return 0;
 }
 
+/* One request to the agent, answered with a status and a socket of its namespace. */
+static int agent_request(int agent_sock, const void *req, size_t len, struct rrt_error *err)
+{
+  ssize_t n;
+  do
+    n = send(agent_sock, req, len, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return rrt_error_errno(err, "ns agent: send");
+  int fd = -1;
+  if (net_recv_status(agent_sock, &fd, err) < 0)
+    return -1;
+  if (fd < 0)
+    return rrt_error_set(err, 0, "ns agent: reply without a socket");
+  return fd;
+}
+
 int net_agent_reply_socket(int agent_sock, const struct sockaddr *sa, socklen_t len,
                            struct rrt_error *err)
 {
@@ -511,50 +528,17 @@ int net_agent_reply_socket(int agent_sock, const struct sockaddr *sa, socklen_t 
     return rrt_error_set(err, EINVAL, "ns agent: a bad address");
   req[0] = 'R';
   memcpy(req + 1, sa, len);
-  ssize_t n;
-  do
-    n = send(agent_sock, req, 1 + len, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
-  if (n < 0)
-    return rrt_error_errno(err, "ns agent: send");
-  int fd = -1;
-  if (net_recv_status(agent_sock, &fd, err) < 0)
-    return -1;
-  if (fd < 0)
-    return rrt_error_set(err, 0, "ns agent: reply without a socket");
-  return fd;
+  return agent_request(agent_sock, req, 1 + (size_t)len, err);
 }
 
 int net_agent_raw_socket(int agent_sock, int family, struct rrt_error *err)
 {
   char req = family == AF_INET6 ? 'i' : 'I';
-  ssize_t n;
-  do
-    n = send(agent_sock, &req, 1, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
-  if (n < 0)
-    return rrt_error_errno(err, "ns agent: send");
-  int fd = -1;
-  if (net_recv_status(agent_sock, &fd, err) < 0)
-    return -1;
-  if (fd < 0)
-    return rrt_error_set(err, 0, "ns agent: reply without a socket");
-  return fd;
+  return agent_request(agent_sock, &req, 1, err);
 }
 
 int net_agent_socket(int agent_sock, int type, struct rrt_error *err)
 {
   char req = type == SOCK_DGRAM ? 'U' : 'T';
-  ssize_t n;
-  do
-    n = send(agent_sock, &req, 1, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
-  if (n < 0)
-    return rrt_error_errno(err, "ns agent: send");
-  int fd = -1;
-  if (net_recv_status(agent_sock, &fd, err) < 0)
-    return -1;
-  if (fd < 0)
-    return rrt_error_set(err, 0, "ns agent: reply without a socket");
-  return fd;
+  return agent_request(agent_sock, &req, 1, err);
 }

@@ -327,26 +327,31 @@ static void new_chain(struct nlb *b, const char *name, const char *type, int32_t
   msg_end(b, m);
 }
 
-/* The selection both chains share: lo, what is not TCP (and for the gate what is not a first
- * SYN) and libslirp's own addresses are accepted; the rest gets the chain's action. */
-static void chain_body(struct nlb *b, const char *chain, const struct rrt_net_config *cfg,
-                       const struct net_addrs *a, const struct chain_action *act)
+/* The first two rules of every chain: what leaves by lo (ifindex 1 in every network
+ * namespace) and what is not PROTO are accepted, left alone. */
+static void rule_skip_lo_and_other(struct nlb *b, uint8_t proto)
 {
-  b->chain = chain;
-  /* oif lo accept: lo is ifindex 1 in every network namespace. */
   uint32_t lo = 1;
   struct nest2 r = rule_begin(b);
   expr_meta(b, NFT_META_OIF);
   expr_cmp(b, NFT_CMP_EQ, &lo, sizeof(lo));
   expr_accept(b);
   rule_end(b, r);
-
-  uint8_t tcp = IPPROTO_TCP;
   r = rule_begin(b);
   expr_meta(b, NFT_META_L4PROTO);
-  expr_cmp(b, NFT_CMP_NEQ, &tcp, 1);
+  expr_cmp(b, NFT_CMP_NEQ, &proto, 1);
   expr_accept(b);
   rule_end(b, r);
+}
+
+/* The selection both chains share: lo, what is not TCP (and for the gate what is not a first
+ * SYN) and libslirp's own addresses are accepted; the rest gets the chain's action. */
+static void chain_body(struct nlb *b, const char *chain, const struct rrt_net_config *cfg,
+                       const struct net_addrs *a, const struct chain_action *act)
+{
+  b->chain = chain;
+  rule_skip_lo_and_other(b, IPPROTO_TCP);
+  struct nest2 r;
 
   if (act->queue) {
     /* tcp flags & (fin|syn|rst|ack) != syn accept */
@@ -514,18 +519,9 @@ static void build_udp(struct nlb *b, const struct rrt_net_config *cfg, const str
   new_chain(b, "tproxy", "filter", -150, NF_INET_PRE_ROUTING);
 
   b->chain = "mark";
-  uint32_t lo = 1;
-  struct nest2 r = rule_begin(b);
-  expr_meta(b, NFT_META_OIF);
-  expr_cmp(b, NFT_CMP_EQ, &lo, sizeof(lo));
-  expr_accept(b);
-  rule_end(b, r);
+  rule_skip_lo_and_other(b, IPPROTO_UDP);
   uint8_t udp = IPPROTO_UDP;
-  r = rule_begin(b);
-  expr_meta(b, NFT_META_L4PROTO);
-  expr_cmp(b, NFT_CMP_NEQ, &udp, 1);
-  expr_accept(b);
-  rule_end(b, r);
+  struct nest2 r;
   struct in_addr mc = {htonl(0xe0000000u)};
   if (cfg->host_loopback)
     udp_rule(b, false, &a->gateway, 32, 0, true);

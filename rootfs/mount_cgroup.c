@@ -371,17 +371,34 @@ int rrt_mount_cgroup(const struct rrt_rootfs_ctx *ctx, int rootfd, const struct 
   return fd < 0 ? -1 : rrt_mask_dir(fd, err);
 }
 
-int rrt_mask_host_cgroups(int rootfd, const char *sys_dest, struct rrt_error *err)
+/* SYS_DEST/fs/cgroup in the container's root, if there is such a directory: its fd, 0 with *fd
+ * -1 when there is none (nothing to do), -1 on error. */
+static int open_sys_cgroup(int rootfd, const char *sys_dest, char **path, int *fd,
+                           struct rrt_error *err)
 {
-  cleanup_free char *path = xasprintf("%s/fs/cgroup", sys_dest);
-  cleanup_close int fd = rrt_open_in_root(rootfd, path, RRT_CREATE_NONE, err);
-  if (fd < 0 && (err->errnum == ENOENT || err->errnum == ENOTDIR)) {
+  *path = xasprintf("%s/fs/cgroup", sys_dest);
+  *fd = rrt_open_in_root(rootfd, *path, RRT_CREATE_NONE, err);
+  if (*fd < 0 && (err->errnum == ENOENT || err->errnum == ENOTDIR)) {
     rrt_error_clear(err);
     return 0;
   }
+  if (*fd < 0)
+    return -1;
   struct stat st;
-  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
-    return fd < 0 ? -1 : 0;
+  if (fstat(*fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+    close(*fd);
+    *fd = -1;
+  }
+  return 0;
+}
+
+int rrt_mask_host_cgroups(int rootfd, const char *sys_dest, struct rrt_error *err)
+{
+  cleanup_free char *path = NULL;
+  cleanup_close int fd = -1;
+  int rc = open_sys_cgroup(rootfd, sys_dest, &path, &fd, err);
+  if (rc < 0 || fd < 0)
+    return rc;
   if (rrt_mask_dir(fd, err) < 0)
     return rrt_error_wrap(err, "hide the host's cgroups under %s", path);
   return 0;
@@ -389,15 +406,11 @@ int rrt_mask_host_cgroups(int rootfd, const char *sys_dest, struct rrt_error *er
 
 int rrt_own_cgroups_under_sys(int rootfd, const char *sys_dest, struct rrt_error *err)
 {
-  cleanup_free char *path = xasprintf("%s/fs/cgroup", sys_dest);
-  cleanup_close int fd = rrt_open_in_root(rootfd, path, RRT_CREATE_NONE, err);
-  if (fd < 0 && (err->errnum == ENOENT || err->errnum == ENOTDIR)) {
-    rrt_error_clear(err);
-    return 0;
-  }
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
-    return fd < 0 ? -1 : 0;
+  cleanup_free char *path = NULL;
+  cleanup_close int fd = -1;
+  int rc = open_sys_cgroup(rootfd, sys_dest, &path, &fd, err);
+  if (rc < 0 || fd < 0)
+    return rc;
   /* The host's hierarchies that came with the bind go first where they can (not under a user
    * namespace, where they are locked to the bind): nothing to find by unmounting what covers
    * them. */
