@@ -210,6 +210,28 @@ static struct pending *pending_find(struct net_outbound *o, const struct out_key
   return NULL;
 }
 
+/*
+ * The pending connection an accepted one takes: its own, by its addresses; else the oldest one
+ * let through to the same destination from the same address. The rules' redirect sends every
+ * connection to one listener, so two of the container's connections from one port to two
+ * destinations (the kernel chooses a source port per destination) have the same reply tuple
+ * while the first's conntrack entry lives (TIME_WAIT: 2 minutes), and NAT gives the second
+ * another source port: accepted, it is not found by the port its SYN had. Any host connection to
+ * the same destination serves it as well, and the remapped one's own is then left for the next.
+ */
+static struct pending *pending_for_accept(struct net_outbound *o, const struct out_key *k)
+{
+  struct pending *p = pending_find(o, k), *oldest = NULL;
+  if (p)
+    return p;
+  for (p = o->pending; p; p = p->next)
+    if (p->connected && !p->dead && p->k.family == k->family && p->k.dport == k->dport &&
+        memcmp(p->k.saddr, k->saddr, sizeof(k->saddr)) == 0 &&
+        memcmp(p->k.daddr, k->daddr, sizeof(k->daddr)) == 0)
+      oldest = p; /* the list is newest first */
+  return oldest;
+}
+
 /* How a failed connect of ours becomes the container's error, as libslirp's does (a connect
  * that fails at once: an ICMP error for an unreachable network or host, else a reset):
  * NF_ACCEPT with a mark the verdict chain rejects. */
@@ -442,7 +464,7 @@ static void out_one(struct net_outbound *o, struct out_listener *l, int cfd,
     k.sport = p4->sin_port;
     k.dport = d4->sin_port;
   }
-  struct pending *p = pending_find(o, &k);
+  struct pending *p = pending_for_accept(o, &k);
   if (p) {
     int hfd = p->hfd;
     bool connecting = !p->connected;

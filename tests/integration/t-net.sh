@@ -425,15 +425,19 @@ outbundle() {
 out_of() { wait_until 60 grep -q '^done$' "$1"; cat "$1"; }
 
 PO=$(free_port) PX=$(free_port) PHC=$(free_port) PS=$(free_port) PK=$(free_port) PC=$(free_port)
-PU=$(free_port)
+PU=$(free_port) PN=$(free_port)
 HC_N=300000
 srv_pids=" $(hostsrv tcp-hello 127.0.0.1 "$PO" "hello-from-host-$$")"
 srv_pids+=" $(hostsrv xfer-server "$PX") $(hostsrv hc-server "$PHC" "$HC_N" "$T_WORK/hc.log")"
 srv_pids+=" $(hostsrv short-server "$PS") $(hostsrv count-server "$PK") $(hostsrv udp-echo "$PU")"
-wait_until 10 ports_up "$PO" "$PX" "$PHC" "$PS" "$PK" || fail "the host's test servers listen" "ports $PO $PX $PHC $PS $PK"
+srv_pids+=" $(hostsrv tcp-nth 127.0.0.1 "$PN")"
+# ports_up's own connection to $PN is its "conn 1".
+wait_until 10 ports_up "$PO" "$PX" "$PHC" "$PS" "$PK" "$PN" ||
+  fail "the host's test servers listen" "ports $PO $PX $PHC $PS $PK $PN"
 OUT_SCRIPT='P="/usr/bin/python3 /net-helper.py" G=10.0.2.2
 echo "mss: $($P mss $G '$PO')"
 echo "refused: $($P connect $G '$PC')"
+echo "sport: $(NET_HOST=$G $P same-sport '$PO' '$PN')"
 echo "xfer: $(NET_HOST=$G $P xfer-client '$PX' 4194304)"
 echo "hc: $(NET_HOST=$G $P hc-client '$PHC' 1000000)"
 echo "seq: $(NET_HOST=$G $P short-seq '$PS' 300)"
@@ -475,6 +479,11 @@ like "${mss:-0}" '^([2-9][0-9]{3}|[1-9][0-9]{4})$' \
   "... with loopback-sized segments at MTU 1500 (MSS ${mss:-none}): the kernel's TCP stack, not libslirp's"
 like "$(sed -n 's/^refused: //p' <<<"$got")" '^ECONNREFUSED (0\.|1\.)' \
   "a refused destination refuses the container's connect() at once"
+# One source port to two destinations: the second's conntrack reply tuple is the first's (one
+# listener for all), NAT gives it another port, and it must still get the host connection made
+# for its SYN: the host's server sees one connection, not that one left idle and a second.
+like "$(sed -n 's/^sport: //p' <<<"$got")" "^[0-9]+: hello-from-host-$$ \| conn 2 [0-4]\.[0-9]\$" \
+  "one source port to two destinations in turn: the second is the host's one connection for it"
 has_line "$got" "^xfer: ok 4194304 bytes each way\$" "4 MiB both ways, byte-exact, the container half-closing first"
 hc_want=$("$PY" -c 'import hashlib, sys; print(hashlib.sha256(b"s" * int(sys.argv[1])).hexdigest())' "$HC_N")
 hc=$(sed -n 's/^hc: //p' <<<"$got")

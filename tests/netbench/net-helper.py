@@ -8,6 +8,9 @@
 #   short-server PORT             per connection: reads a line, replies "pong LINE", closes
 #   stream-server PORT            per connection: sends bytes until the peer goes away
 #   tcp-hello ADDR PORT TEXT      per connection: sends TEXT, closes
+#   tcp-nth ADDR PORT             per connection: sends "conn N" (its count from 1), closes
+#   same-sport PORT_A PORT_B      connects to PORT_A, reads to EOF, closes; then from the same
+#                                 source port to PORT_B (at NET_HOST): prints "SPORT: A | B SECS"
 #   dns ADDR PORT NAME IPV4       answers A queries for NAME with IPV4, NXDOMAIN otherwise
 # Clients and checks (exit 0 on success, a reason on stdout otherwise):
 #   free-port                     a port free for TCP and UDP on 127.0.0.1 (30000-59999)
@@ -201,6 +204,34 @@ def main(argv):
             c, _ = l.accept()
             c.sendall(a[2].encode() + b"\n")
             c.close()
+    elif verb == "tcp-nth":
+        l = socket.socket(socket.AF_INET)
+        l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        l.bind((a[0], int(a[1])))
+        l.listen(16)
+        n = 0
+        while True:
+            c, _ = l.accept()
+            n += 1
+            c.sendall(b"conn %d\n" % n)
+            c.close()
+    elif verb == "same-sport":
+        got, sport = [], 0
+        t0 = time.time()
+        for port in (int(a[0]), int(a[1])):
+            s = socket.socket(socket.AF_INET)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("0.0.0.0", sport))
+            sport = s.getsockname()[1]
+            s.settimeout(20)
+            t0 = time.time()
+            try:
+                s.connect((HOST, port))
+                got.append(recv_all(s).decode().strip())
+            except OSError as e:
+                got.append(errno.errorcode.get(e.errno, str(e)))
+            s.close()
+        print("%d: %s | %s %.1f" % (sport, got[0], got[1], time.time() - t0))
     elif verb == "dns":
         dns(a[0], int(a[1]), a[2].lower(), a[3])
     elif verb == "hc-server":
