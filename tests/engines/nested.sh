@@ -2,7 +2,8 @@
 # nested.sh RUNTIME: RUNTIME where CI jobs run it, nested in the container a CI system gives a job
 # (issue 29). In each place a job (nested-inner.sh) runs a `spec --rootless` busybox bundle with
 # and without a pid namespace, a desktop `run --rm oci-archive:` with --network slirp, and
-# `check`, and looks that nothing is left in its container:
+# `check`, and after each run that nothing is new in its container (a process, a mount, a file
+# where a runtime writes):
 #   rrt-*     inside rootlessrt's own rootless container (a bundle binding the host's /usr and
 #             /etc read-only, made by RUNTIME as the test user): uid 0 with spec --rootless's
 #             three capabilities (refused in one line: the kernel asks CAP_SETFCAP to map uid 0),
@@ -21,6 +22,10 @@
 # read-only and a work directory; images are made offline (oci-image.sh). A place whose engine
 # is missing is skipped with the reason. Real root only (it starts the engines and sets up the
 # test user). Prints TAP-like lines and "nested: N passed, N failed, N skipped".
+# Knobs: RRT_NESTED_PLACES="rrt podman docker cri" (the engines to run, in that order),
+# RRT_NESTED_ONLY="root3 cri ..." (only those places by name, without "rrt-": the others are
+# skipped), RRT_NESTED_TIMEOUT (180 s per place), NESTED_DEBUG=1 (the runtime's warnings and
+# check's report in the output), RRT_KEEP=1 (the work dir is kept).
 set -u
 export LC_ALL=C
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -99,7 +104,7 @@ TOML
   fi
   chmod 1777 "$W/job"
   job=$(jq -cn --arg bin "$BIN" --arg w "$W/job" --argjson uid "$as" --arg debug "${NESTED_DEBUG:-0}" '{
-    name: "nested-\($uid)", run_as_user: $uid, envs: {NESTED_DEBUG: $debug},
+    name: "nested-\($uid)", run_as_user: $uid, envs: {NESTED_DEBUG: $debug, NESTED_HOST_SHM: "1"},
     command: ["sh", "/nested/bin/nested-inner.sh", "/nested/bin", "/job", "ok", "same"],
     mounts: [["/usr", "/usr", true], ["/usr/lib", "/lib", true], ["/usr/lib64", "/lib64", true],
              [$bin, "/nested/bin", true], [$w, "/job", false]],
@@ -167,6 +172,10 @@ chmod -R a+rX "$BIN"
 job() {
   local name=$1 out rc n line
   shift
+  if [ -n "${RRT_NESTED_ONLY:-}" ] && ! [[ " $RRT_NESTED_ONLY " == *" ${name#rrt-} "* ]]; then
+    skip "$name: not in RRT_NESTED_ONLY" "$N_JOB"
+    return
+  fi
   out=$(timeout -k 10 "$T" "$@" 2>&1)
   rc=$?
   n=0
