@@ -7,7 +7,12 @@
 #   rrt-*     inside rootlessrt's own rootless container (a bundle binding the host's /usr and
 #             /etc read-only, made by RUNTIME as the test user): uid 0 with spec --rootless's
 #             three capabilities (refused in one line: the kernel asks CAP_SETFCAP to map uid 0),
-#             uid 0 with Docker's 14, uid 1000 with none; then what cannot work, one line each:
+#             uid 0 with Docker's 14, uid 1000 with none; uid 1000 with newuidmap/newgidmap
+#             (file capabilities, the image's /etc/subuid) under Docker's bounding set (both
+#             ranges) and under the three (its own id alone); uid 0 with the three, no_new_privs
+#             off and the helpers, setuid root as Debian ships them or with file capabilities
+#             (refused in one line: no helper run by uid 0 has CAP_SETFCAP either); then what
+#             cannot work, one line each:
 #             an outer seccomp profile refusing user namespaces, user.max_user_namespaces = 0,
 #             no /dev/net/tun for slirp; and a read-only root without /tmp nor XDG_RUNTIME_DIR
 #             (the state goes to /dev/shm);
@@ -35,7 +40,7 @@ source "$here/tap.sh"
 source "$here/daemon.sh"
 
 N_JOB=9 # the lines nested-inner.sh prints
-PLACES_RRT=9 PLACES_PODMAN=3 PLACES_DOCKER=3 PLACES_CRI=2
+PLACES_RRT=12 PLACES_PODMAN=3 PLACES_DOCKER=3 PLACES_CRI=2
 T=${RRT_NESTED_TIMEOUT:-180} # seconds per place
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
@@ -277,8 +282,47 @@ ci:1001:64535
       .mounts += [{destination: \"/nested/helpers\", type: \"bind\", source: \"$h\", options: [\"bind\", \"ro\"]}] |
       .process.env |= map(select(startswith(\"PATH=\") | not)) |
       .process.env += [\"PATH=/nested/helpers:/usr/bin:/bin\", \"NESTED_MAP_LINES=3\"]"
+    # The same helpers under spec --rootless's bounding set, without CAP_SETUID and CAP_SETGID:
+    # the kernel refuses to run a file whose capabilities the bounding set lacks, so the job
+    # maps its own id alone.
+    rrt_place helpers3 ok same "$u1000 | .process.noNewPrivileges = false |
+      .process.capabilities = {bounding: [\"CAP_AUDIT_WRITE\", \"CAP_KILL\", \"CAP_NET_BIND_SERVICE\"]} |
+      .mounts |= map(if .destination == \"/etc\" then .source = \"$e\" else . end) |
+      .mounts += [{destination: \"/nested/helpers\", type: \"bind\", source: \"$h\", options: [\"bind\", \"ro\"]}] |
+      .process.env |= map(select(startswith(\"PATH=\") | not)) |
+      .process.env += [\"PATH=/nested/helpers:/usr/bin:/bin\", \"NESTED_MAP_LINES=1\"]"
   else
-    skip "rrt-helpers: setcap (libcap2-bin) cannot give a copy of newuidmap file capabilities" "$N_JOB"
+    skip "rrt-helpers: setcap (libcap2-bin) cannot give a copy of newuidmap file capabilities" $((2 * N_JOB))
+  fi
+  # A root job with spec --rootless's three capabilities, no no_new_privs (as a CI engine runs a
+  # job), /etc/subuid and /etc/subgid ranges for root, and newuidmap/newgidmap, as Debian ships
+  # them (setuid root; owned by the job's root, as an image's are) and with file capabilities as
+  # the helpers place has them. The kernel lets only a writer with CAP_SETFCAP map uid 0, and a
+  # helper run by uid 0 has the bounding set, whatever its setuid bit or file capabilities: no
+  # helper can stand in, and the one line says so (not the helper's own error).
+  local e0=$work/rrt/root-helpers-etc hs=$work/root-helpers-suid hf=$work/root-helpers-fcap
+  mkdir -p "$e0" "$hs" "$hf"
+  printf 'root:x:0:0::/root:/bin/sh\n' >"$e0/passwd"
+  printf 'root:x:0:\n' >"$e0/group"
+  printf 'root:1:65536\n' | tee "$e0/subuid" >"$e0/subgid"
+  local root_helpers=".process.noNewPrivileges = false |
+      .mounts |= map(if .destination == \"/etc\" then .source = \"$e0\" else . end) |
+      .process.env |= map(select(startswith(\"PATH=\") | not)) |
+      .process.env += [\"PATH=/nested/helpers:/usr/bin:/bin\"]"
+  local root3_line="fail:uid 0 of this container may map itself into a new user namespace only with CAP_SETFCAP.*the id-map helpers cannot stand in \(/nested/helpers/newuidmap: run by uid 0 .*CAP_SETFCAP.*\): add CAP_SETFCAP"
+  if install -m 0755 /usr/bin/newuidmap /usr/bin/newgidmap "$hs/" && chown "$uid:$gid" "$hs"/new* &&
+    chmod 4755 "$hs"/new*; then
+    rrt_place root3-suid "$root3_line" same "$root_helpers |
+      .mounts += [{destination: \"/nested/helpers\", type: \"bind\", source: \"$hs\", options: [\"bind\", \"ro\"]}]"
+  else
+    skip "rrt-root3-suid: no /usr/bin/newuidmap to copy (uidmap)" "$N_JOB"
+  fi
+  if command -v setcap >/dev/null && install -m 0755 /usr/bin/newuidmap /usr/bin/newgidmap "$hf/" &&
+    setcap cap_setuid+ep "$hf/newuidmap" && setcap cap_setgid+ep "$hf/newgidmap"; then
+    rrt_place root3-fcap "$root3_line" same "$root_helpers |
+      .mounts += [{destination: \"/nested/helpers\", type: \"bind\", source: \"$hf\", options: [\"bind\", \"ro\"]}]"
+  else
+    skip "rrt-root3-fcap: setcap (libcap2-bin) cannot give a copy of newuidmap file capabilities" "$N_JOB"
   fi
   # Nowhere to write the state: a read-only root, no tmpfs on /tmp, /run nor /dev/shm, no
   # XDG_RUNTIME_DIR; the job's work on /build (its checkout). check's nested verdict is
