@@ -19,10 +19,12 @@
 #   podman-*  inside rootless podman's default container (refusing slirp for want of
 #             /dev/net/tun), and with --security-opt seccomp=unconfined --device /dev/net/tun;
 #   docker-*  inside rootful Docker (a dockerd of its own, runc) with seccomp and AppArmor
-#             unconfined, no --privileged (GitLab's runners), as root and as USER 1000, and in
-#             Docker's default container (its seccomp profile: the one-line refusal);
+#             unconfined, no --privileged (GitLab's runners), as root and as USER 1000 with
+#             /dev/net/tun, as root without it (GitLab's default: slirp refused in one line), and
+#             in Docker's default container (its seccomp profile: the one-line refusal);
 #   cri-*     inside a Kubernetes pod through containerd's CRI (runc, a non-privileged
-#             securityContext), as uid 0 and as runAsUser 1000.
+#             securityContext, the host's network and IPC namespaces, /dev/net/tun), as uid 0
+#             and as runAsUser 1000.
 # The outer containers bind the host's /usr read-only (a Debian CI image), the runtime's files
 # read-only and a work directory; images are made offline (oci-image.sh). A place whose engine
 # is missing is skipped with the reason. Real root only (it starts the engines and sets up the
@@ -40,7 +42,7 @@ source "$here/tap.sh"
 source "$here/daemon.sh"
 
 N_JOB=9 # the lines nested-inner.sh prints
-PLACES_RRT=12 PLACES_PODMAN=3 PLACES_DOCKER=3 PLACES_CRI=2
+PLACES_RRT=12 PLACES_PODMAN=3 PLACES_DOCKER=4 PLACES_CRI=2
 T=${RRT_NESTED_TIMEOUT:-180} # seconds per place
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
@@ -404,7 +406,7 @@ docker_places() {
   done
   cli=$(dirname "$(command -v dockerd)")/../bin/docker
   [ -x "$cli" ] || cli=$(command -v docker)
-  mkdir -p "$d/data" "$d/exec" "$d/job1" "$d/job2" "$d/job3"
+  mkdir -p "$d/data" "$d/exec" "$d/job1" "$d/job2" "$d/job3" "$d/job4"
   chown "1000:1000" "$d/job2"
   echo '{}' >"$d/daemon.json"
   dockerd --config-file "$d/daemon.json" --data-root "$d/data" --exec-root "$d/exec" \
@@ -420,11 +422,17 @@ docker_places() {
   else
     local common=(run --rm --network none -e "NESTED_DEBUG=${NESTED_DEBUG:-0}" -v /usr:/usr:ro -v /usr/lib:/lib:ro -v /usr/lib64:/lib64:ro
       -v "$BIN:/nested/bin:ro")
-    local gitlab=(--security-opt seccomp=unconfined --security-opt apparmor=unconfined --device /dev/net/tun)
+    local gitlab_bare=(--security-opt seccomp=unconfined --security-opt apparmor=unconfined)
+    local gitlab=("${gitlab_bare[@]}" --device /dev/net/tun)
     job docker-gitlab "${dk[@]}" "${common[@]}" "${gitlab[@]}" -v "$d/job1:/job" \
       docker.io/rrt/nested:test sh /nested/bin/nested-inner.sh /nested/bin /job ok same
     job docker-gitlab-user1000 "${dk[@]}" "${common[@]}" "${gitlab[@]}" -u 1000:1000 -v "$d/job2:/job" \
       docker.io/rrt/nested:test sh /nested/bin/nested-inner.sh /nested/bin /job ok same
+    # GitLab's default runner config gives the job no devices: all runs but slirp's, and slirp
+    # is refused in one line naming /dev/net/tun and the fix.
+    job docker-gitlab-notun "${dk[@]}" "${common[@]}" "${gitlab_bare[@]}" -v "$d/job4:/job" \
+      docker.io/rrt/nested:test sh /nested/bin/nested-inner.sh /nested/bin /job ok \
+      "fail:the outer container has no /dev/net/tun: run it with --device /dev/net/tun"
     job docker-default "${dk[@]}" "${common[@]}" -v "$d/job3:/job" docker.io/rrt/nested:test \
       sh /nested/bin/nested-inner.sh /nested/bin /job \
       "fail:the outer container's seccomp profile refuses user namespaces: run it with --security-opt seccomp=unconfined, or a profile that allows them" same
