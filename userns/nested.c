@@ -1,5 +1,6 @@
 /* nested.c: where the runtime runs as far as ids go (a host, or a CI job's container), and the
  * default maps of a container started inside another one. */
+#include <endian.h>
 #include <errno.h>
 #include <linux/capability.h>
 #include <stdio.h>
@@ -90,13 +91,49 @@ static bool no_new_privs(void)
 }
 
 /*
- * Whether the helper at path runs with the privilege it needs here. Nested, a setuid newuidmap
- * is often no use: the setuid bit is ignored when its owner is not mapped (the host's binary in a
- * rootless container), on a nosuid mount or under no_new_privs; a setuid root one runs as uid 0,
- * which is not the new namespace's owner, so the kernel asks CAP_SYS_ADMIN over it, which only a
- * bounding set with CAP_SYS_ADMIN grants. A file-capability helper keeps the caller's euid.
+ * Whether the kernel runs a helper with file capabilities at all, and gives it cap: every
+ * capability the file asks must be in the bounding set, or exec fails with EPERM (the kernel's
+ * rule for a file with the effective bit: it would run without what it counts on).
  */
-static bool helper_gets_privilege(const char *path, uid_t euid, const char **why)
+static bool file_caps_granted(const char *path, int cap, const char **why)
+{
+  struct vfs_ns_cap_data d;
+  memset(&d, 0, sizeof(d));
+  ssize_t n = getxattr(path, "security.capability", &d, sizeof(d));
+  /* Revision 1 holds one word of each set, 2 and 3 (the latter with a root id) two. */
+  int words = n >= (ssize_t)XATTR_CAPS_SZ_2 ? 2 : n >= (ssize_t)XATTR_CAPS_SZ_1 ? 1 : 0;
+  if ((le32toh(d.magic_etc) & VFS_CAP_REVISION_MASK) == VFS_CAP_REVISION_1 && words > 1)
+    words = 1;
+  bool has_cap = false;
+  for (int w = 0; w < words; w++) {
+    uint32_t permitted = le32toh(d.data[w].permitted);
+    for (int b = 0; b < 32; b++) {
+      if (!(permitted & (1U << b)))
+        continue;
+      if (!bounding(w * 32 + b)) {
+        *why = "its file capabilities are not all in the capability bounding set, so the kernel "
+               "refuses to run it";
+        return false;
+      }
+      has_cap = has_cap || w * 32 + b == cap;
+    }
+  }
+  if (!has_cap)
+    *why = cap == CAP_SETUID ? "its file capabilities lack CAP_SETUID"
+                             : "its file capabilities lack CAP_SETGID";
+  return has_cap;
+}
+
+/*
+ * Whether the helper at path (newuidmap needing cap CAP_SETUID, newgidmap CAP_SETGID) runs with
+ * the privilege it needs here. Nested, a setuid newuidmap is often no use: the setuid bit is
+ * ignored when its owner is not mapped (the host's binary in a rootless container), on a nosuid
+ * mount or under no_new_privs; a setuid root one runs as uid 0, which is not the new
+ * namespace's owner, so the kernel asks CAP_SYS_ADMIN over it, which only a bounding set with
+ * CAP_SYS_ADMIN grants. A file-capability helper keeps the caller's euid.
+ */
+static bool helper_gets_privilege(const char *path, int cap, const struct rrt_userns_caller *c,
+                                  const char **why)
 {
   struct stat st;
   struct statvfs sv;
@@ -112,8 +149,16 @@ static bool helper_gets_privilege(const char *path, uid_t euid, const char **why
     *why = "it lies on a nosuid mount";
     return false;
   }
+  /* uid 0's maps map uid 0 (0 -> the caller), which the kernel's verify_root_map lets only a
+   * writer with CAP_SETFCAP write; a helper run by uid 0 has the bounding set, whatever its
+   * setuid bit or file capabilities say. */
+  if (c->uid == 0 && !bounding(CAP_SETFCAP)) {
+    *why = "run by uid 0 it writes a map of uid 0, which the kernel allows only with "
+           "CAP_SETFCAP, and the capability bounding set lacks it";
+    return false;
+  }
   if (getxattr(path, "security.capability", NULL, 0) > 0)
-    return true; /* file capabilities (cap_setuid+ep, as Fedora ships it) */
+    return file_caps_granted(path, cap, why); /* cap_setuid+ep, as Fedora ships it */
   if (!(st.st_mode & S_ISUID) || st.st_uid != 0) {
     *why = st.st_mode & S_ISUID ? "it is setuid to an id that is not this namespace's root"
                                 : "it is neither setuid root nor has file capabilities";
@@ -123,7 +168,7 @@ static bool helper_gets_privilege(const char *path, uid_t euid, const char **why
     *why = "the capability bounding set lacks CAP_SETUID or CAP_SETGID";
     return false;
   }
-  if (euid != 0 && !bounding(CAP_SYS_ADMIN)) {
+  if (c->euid != 0 && !bounding(CAP_SYS_ADMIN)) {
     *why = "it is setuid root and the bounding set lacks CAP_SYS_ADMIN, which the kernel asks "
            "of a map writer that is not the namespace's owner";
     return false;
@@ -163,10 +208,11 @@ void rrt_userns_caller_read(struct rrt_userns_caller *c)
     return;
   c->helpers_work = true;
   const char *names[] = {"newuidmap", "newgidmap"};
+  const int needs[] = {CAP_SETUID, CAP_SETGID};
   for (size_t i = 0; i < 2 && c->helpers_work; i++) {
     cleanup_free char *p = rrt_userns_find_helper(names[i]);
     const char *why = "not found";
-    if (!p || !helper_gets_privilege(p, c->euid, &why)) {
+    if (!p || !helper_gets_privilege(p, needs[i], c, &why)) {
       c->helpers_work = false;
       c->helpers_why = xasprintf("%s: %s", p ? p : names[i], why);
     }

@@ -5,10 +5,11 @@
 # oci-image.sh); WORK is a writable directory of the outer container. It runs, as the job would:
 # a bundle from `rootlessrt spec --rootless` (busybox), the same without a pid namespace, a
 # desktop `run --rm oci-archive:` (its overlay nested) with --network slirp fetching a page
-# from a server on the outer container's loopback, and `check`; then that nothing is left in the
-# outer container (state, mounts, processes). EXPECT "ok", or "fail:ERE": every run must exit 1
-# with one line on stderr matching ERE, and leave nothing. POSIX sh (busybox's, or the image's):
-# prints "ok - NAME" / "not ok - NAME" lines and "#" diagnostics.
+# from a server on the outer container's loopback, and `check`; after each run, that nothing is
+# in the outer container that was not there before it (processes, mounts, files). EXPECT "ok",
+# or "fail:ERE": every run must exit 1 with one line on stderr matching ERE, and leave nothing.
+# POSIX sh (busybox's, or the image's): prints "ok - NAME" / "not ok - NAME" lines and "#"
+# diagnostics.
 BIN=$1 W=$2 EXPECT=$3 EXPECT_NET=${4:-same}
 [ "$EXPECT_NET" = same ] && EXPECT_NET=$EXPECT
 RRT=$BIN/rootlessrt
@@ -76,28 +77,59 @@ expect() {
   esac
 }
 
-# Nothing of the runs in the outer container: no container in the state root, no mount of WORK,
-# no process but this script's.
-leftovers() {
-  left=""
-  l=$("$RRT" $ROOT_FLAG list -q 2>/dev/null)
-  [ -n "$l" ] && left="$left containers: $l;"
-  # ROOT/.run holds the desktop form's generated bundles: empty after --rm.
-  l=""
-  for f in "$ROOT"/* "$ROOT"/.[!.]* "$ROOT"/.run/* "$ROOT"/.run/.[!.]*; do
-    [ -e "$f" ] && [ "$f" != "$ROOT/.run" ] && l="$l ${f#"$ROOT"/}"
-  done
-  [ -n "$l" ] && left="$left state:$l;"
-  l=$(grep -F " $W/" /proc/self/mountinfo)
-  [ -n "$l" ] && left="$left mounts: $l;"
+# What a case could leave in the outer container, one line each, to compare before and after it:
+# the outer container's processes (all but this script: no pattern, so a leaked rootlessrt-net
+# or container init counts as much as anything of WORK), its mounts, and the paths under the
+# directories a runtime writes to: the state root, XDG_RUNTIME_DIR, /tmp, /dev/shm (unless
+# NESTED_HOST_SHM=1: a pod with the host's IPC namespace has the host's /dev/shm, which others
+# write to), and WORK but for this script's own files, the image store (its images are kept
+# between cases) and the bundle's rootfs (the container's own files, and the mount points the
+# runtime makes there, /etc/resolv.conf for slirp, stay with the bundle as with any runtime).
+# Only a function call, no fork, lists /proc: the subshells it starts after are not in the list.
+B="$BIN/busybox"
+snapshot() {
   for p in /proc/[0-9]*; do
-    c=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
-    case $c in *"$W"*) [ "${p#/proc/}" != $$ ] && left="$left process ${p#/proc/}: $c;" ;; esac
+    [ "${p#/proc/}" = $$ ] && continue
+    # Zombies and exiting processes have no command line: they hold nothing.
+    c=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) && [ -n "$c" ] && echo "process ${p#/proc/}: $c"
   done
+  "$B" awk '{print "mount " $1 " on " $5 " (" $0 ")"}' /proc/self/mountinfo
+  shm=/dev/shm
+  [ "${NESTED_HOST_SHM:-0}" = 1 ] && shm=""
+  "$B" find "$ROOT" ${XDG_RUNTIME_DIR:+"$XDG_RUNTIME_DIR"} /tmp $shm "$W" -xdev \
+    \( -path "$W/store" -o -path "$W/.snap*" -o -path "$W/.out" -o -path "$W/.err" -o \
+    -path "$W/b/rootfs" \) -prune -o \
+    -print 2>/dev/null | "$B" sort -u | sed 's/^/path /'
+}
+before() { snapshot >"$W/.snap-before"; }
+
+# leftovers NAME: nothing is in the outer container after case NAME that was not before it, but
+# what the runtime keeps between containers: the state root and its .run, and beside the root
+# its private directory, .ROOT.private, with up to 4 emptied spare state directories and the
+# seccomp cache (container/state.c). A helper told to go may take a moment to exit: what is new
+# is looked at again for up to 30 s before it counts.
+leftovers() {
+  priv="${ROOT%/*}/.${ROOT##*/}.private"
+  i=0
+  while :; do
+    snapshot >"$W/.snap-after"
+    left=$("$B" awk -v root="$ROOT" -v priv="$priv" 'NR == FNR { seen[$0] = 1; next }
+      !seen[$0] && $0 != "path " root && $0 != "path " root "/.run" && $0 != "path " priv &&
+      !(index($0, "path " priv "/spare-") == 1 && length($0) == length("path " priv "/spare-") + 1) &&
+      index($0 "/", "path " priv "/seccomp-cache/") != 1' \
+      "$W/.snap-before" "$W/.snap-after")
+    [ -z "$left" ] || [ "$i" -ge 60 ] && break
+    i=$((i + 1))
+    sleep 0.5
+  done
+  l=$("$RRT" $ROOT_FLAG list -q 2>/dev/null)
+  [ -n "$l" ] && left="containers: $l
+$left"
   if [ -z "$left" ]; then pass "$1: nothing left in the outer container"; else fail "$1: nothing left in the outer container" "$left"; fi
 }
 
 # 1. The bundle of spec --rootless, as it is.
+before
 run "$RRT" $ROOT_FLAG run -b "$W/b" job1
 expect "spec --rootless bundle" '^hello$'
 [ "$EXPECT" = ok ] && {
@@ -129,6 +161,7 @@ leftovers "spec --rootless bundle"
   }' "$W/b/config.json" |
   sed -e '/"destination": "\/sys"/,/]/{s/"type": "none"/"type": "sysfs"/; s/"source": "\/sys"/"source": "sysfs"/
     /"rbind",/d; /"rro"/d; s/"ro",/"ro"/}' >"$W/b2/config.json"
+before
 run "$RRT" $ROOT_FLAG run -b "$W/b2" job2
 expect "spec --rootless bundle without a pid namespace" '^hello$'
 [ "${NESTED_DEBUG:-0}" = 1 ] && printf '%s\n' "$err" | grep '^rootlessrt: warning: ' | sed 's/^/#   job2: /'
@@ -156,6 +189,7 @@ for _ in 1 2 3 4 5 6 7 8; do
 done
 sed -e "s|\"sh\", \"-c\", \".*\"\$|\"sh\", \"-c\", \"wget -q -O- http://10.0.2.2:$port/\"|" \
   "$W/b/config.json" >"$W/b3/config.json" || exit 2
+before
 run "$RRT" $ROOT_FLAG run --network slirp --host-loopback -b "$W/b3" job3
 expect "spec --rootless bundle with --network slirp" "^served-$$\$" "$EXPECT_NET"
 kill "$httpd" 2>/dev/null
@@ -165,6 +199,7 @@ leftovers "with --network slirp"
 
 # 4. The desktop form: an OCI archive on an overlay (kernel overlay or fuse-overlayfs), its
 # network slirp's.
+before
 run "$RRT" $ROOT_FLAG run --rm --storage "$W/store" --network slirp "oci-archive:$BIN/image.tar" \
   sh -c 'echo "net=$(ip -4 addr show tap0 | grep -o "inet [0-9.]*") root=$(awk "\$5 == \"/\" {
     for (i = 7; i <= NF; i++) if (\$i == \"-\") { print \$(i + 1); exit } }" /proc/self/mountinfo)"'

@@ -2,25 +2,37 @@
 # nested.sh RUNTIME: RUNTIME where CI jobs run it, nested in the container a CI system gives a job
 # (issue 29). In each place a job (nested-inner.sh) runs a `spec --rootless` busybox bundle with
 # and without a pid namespace, a desktop `run --rm oci-archive:` with --network slirp, and
-# `check`, and looks that nothing is left in its container:
+# `check`, and after each run that nothing is new in its container (a process, a mount, a file
+# where a runtime writes):
 #   rrt-*     inside rootlessrt's own rootless container (a bundle binding the host's /usr and
 #             /etc read-only, made by RUNTIME as the test user): uid 0 with spec --rootless's
 #             three capabilities (refused in one line: the kernel asks CAP_SETFCAP to map uid 0),
-#             uid 0 with Docker's 14, uid 1000 with none; then what cannot work, one line each:
+#             uid 0 with Docker's 14, uid 1000 with none; uid 1000 with newuidmap/newgidmap
+#             (file capabilities, the image's /etc/subuid) under Docker's bounding set (both
+#             ranges) and under the three (its own id alone); uid 0 with the three, no_new_privs
+#             off and the helpers, setuid root as Debian ships them or with file capabilities
+#             (refused in one line: no helper run by uid 0 has CAP_SETFCAP either); then what
+#             cannot work, one line each:
 #             an outer seccomp profile refusing user namespaces, user.max_user_namespaces = 0,
 #             no /dev/net/tun for slirp; and a read-only root without /tmp nor XDG_RUNTIME_DIR
 #             (the state goes to /dev/shm);
 #   podman-*  inside rootless podman's default container (refusing slirp for want of
 #             /dev/net/tun), and with --security-opt seccomp=unconfined --device /dev/net/tun;
 #   docker-*  inside rootful Docker (a dockerd of its own, runc) with seccomp and AppArmor
-#             unconfined, no --privileged (GitLab's runners), as root and as USER 1000, and in
-#             Docker's default container (its seccomp profile: the one-line refusal);
+#             unconfined, no --privileged (GitLab's runners), as root and as USER 1000 with
+#             /dev/net/tun, as root without it (GitLab's default: slirp refused in one line), and
+#             in Docker's default container (its seccomp profile: the one-line refusal);
 #   cri-*     inside a Kubernetes pod through containerd's CRI (runc, a non-privileged
-#             securityContext), as uid 0 and as runAsUser 1000.
+#             securityContext, the host's network and IPC namespaces, /dev/net/tun), as uid 0
+#             and as runAsUser 1000.
 # The outer containers bind the host's /usr read-only (a Debian CI image), the runtime's files
 # read-only and a work directory; images are made offline (oci-image.sh). A place whose engine
 # is missing is skipped with the reason. Real root only (it starts the engines and sets up the
 # test user). Prints TAP-like lines and "nested: N passed, N failed, N skipped".
+# Knobs: RRT_NESTED_PLACES="rrt podman docker cri" (the engines to run, in that order),
+# RRT_NESTED_ONLY="root3 cri ..." (only those places by name, without "rrt-": the others are
+# skipped), RRT_NESTED_TIMEOUT (180 s per place), NESTED_DEBUG=1 (the runtime's warnings and
+# check's report in the output), RRT_KEEP=1 (the work dir is kept).
 set -u
 export LC_ALL=C
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -30,7 +42,7 @@ source "$here/tap.sh"
 source "$here/daemon.sh"
 
 N_JOB=9 # the lines nested-inner.sh prints
-PLACES_RRT=9 PLACES_PODMAN=3 PLACES_DOCKER=3 PLACES_CRI=2
+PLACES_RRT=12 PLACES_PODMAN=3 PLACES_DOCKER=4 PLACES_CRI=2
 T=${RRT_NESTED_TIMEOUT:-180} # seconds per place
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
@@ -99,7 +111,7 @@ TOML
   fi
   chmod 1777 "$W/job"
   job=$(jq -cn --arg bin "$BIN" --arg w "$W/job" --argjson uid "$as" --arg debug "${NESTED_DEBUG:-0}" '{
-    name: "nested-\($uid)", run_as_user: $uid, envs: {NESTED_DEBUG: $debug},
+    name: "nested-\($uid)", run_as_user: $uid, envs: {NESTED_DEBUG: $debug, NESTED_HOST_SHM: "1"},
     command: ["sh", "/nested/bin/nested-inner.sh", "/nested/bin", "/job", "ok", "same"],
     mounts: [["/usr", "/usr", true], ["/usr/lib", "/lib", true], ["/usr/lib64", "/lib64", true],
              [$bin, "/nested/bin", true], [$w, "/job", false]],
@@ -167,6 +179,10 @@ chmod -R a+rX "$BIN"
 job() {
   local name=$1 out rc n line
   shift
+  if [ -n "${RRT_NESTED_ONLY:-}" ] && ! [[ " $RRT_NESTED_ONLY " == *" ${name#rrt-} "* ]]; then
+    skip "$name: not in RRT_NESTED_ONLY" "$N_JOB"
+    return
+  fi
   out=$(timeout -k 10 "$T" "$@" 2>&1)
   rc=$?
   n=0
@@ -268,8 +284,47 @@ ci:1001:64535
       .mounts += [{destination: \"/nested/helpers\", type: \"bind\", source: \"$h\", options: [\"bind\", \"ro\"]}] |
       .process.env |= map(select(startswith(\"PATH=\") | not)) |
       .process.env += [\"PATH=/nested/helpers:/usr/bin:/bin\", \"NESTED_MAP_LINES=3\"]"
+    # The same helpers under spec --rootless's bounding set, without CAP_SETUID and CAP_SETGID:
+    # the kernel refuses to run a file whose capabilities the bounding set lacks, so the job
+    # maps its own id alone.
+    rrt_place helpers3 ok same "$u1000 | .process.noNewPrivileges = false |
+      .process.capabilities = {bounding: [\"CAP_AUDIT_WRITE\", \"CAP_KILL\", \"CAP_NET_BIND_SERVICE\"]} |
+      .mounts |= map(if .destination == \"/etc\" then .source = \"$e\" else . end) |
+      .mounts += [{destination: \"/nested/helpers\", type: \"bind\", source: \"$h\", options: [\"bind\", \"ro\"]}] |
+      .process.env |= map(select(startswith(\"PATH=\") | not)) |
+      .process.env += [\"PATH=/nested/helpers:/usr/bin:/bin\", \"NESTED_MAP_LINES=1\"]"
   else
-    skip "rrt-helpers: setcap (libcap2-bin) cannot give a copy of newuidmap file capabilities" "$N_JOB"
+    skip "rrt-helpers: setcap (libcap2-bin) cannot give a copy of newuidmap file capabilities" $((2 * N_JOB))
+  fi
+  # A root job with spec --rootless's three capabilities, no no_new_privs (as a CI engine runs a
+  # job), /etc/subuid and /etc/subgid ranges for root, and newuidmap/newgidmap, as Debian ships
+  # them (setuid root; owned by the job's root, as an image's are) and with file capabilities as
+  # the helpers place has them. The kernel lets only a writer with CAP_SETFCAP map uid 0, and a
+  # helper run by uid 0 has the bounding set, whatever its setuid bit or file capabilities: no
+  # helper can stand in, and the one line says so (not the helper's own error).
+  local e0=$work/rrt/root-helpers-etc hs=$work/root-helpers-suid hf=$work/root-helpers-fcap
+  mkdir -p "$e0" "$hs" "$hf"
+  printf 'root:x:0:0::/root:/bin/sh\n' >"$e0/passwd"
+  printf 'root:x:0:\n' >"$e0/group"
+  printf 'root:1:65536\n' | tee "$e0/subuid" >"$e0/subgid"
+  local root_helpers=".process.noNewPrivileges = false |
+      .mounts |= map(if .destination == \"/etc\" then .source = \"$e0\" else . end) |
+      .process.env |= map(select(startswith(\"PATH=\") | not)) |
+      .process.env += [\"PATH=/nested/helpers:/usr/bin:/bin\"]"
+  local root3_line="fail:uid 0 of this container may map itself into a new user namespace only with CAP_SETFCAP.*the id-map helpers cannot stand in \(/nested/helpers/newuidmap: run by uid 0 .*CAP_SETFCAP.*\): add CAP_SETFCAP"
+  if install -m 0755 /usr/bin/newuidmap /usr/bin/newgidmap "$hs/" && chown "$uid:$gid" "$hs"/new* &&
+    chmod 4755 "$hs"/new*; then
+    rrt_place root3-suid "$root3_line" same "$root_helpers |
+      .mounts += [{destination: \"/nested/helpers\", type: \"bind\", source: \"$hs\", options: [\"bind\", \"ro\"]}]"
+  else
+    skip "rrt-root3-suid: no /usr/bin/newuidmap to copy (uidmap)" "$N_JOB"
+  fi
+  if command -v setcap >/dev/null && install -m 0755 /usr/bin/newuidmap /usr/bin/newgidmap "$hf/" &&
+    setcap cap_setuid+ep "$hf/newuidmap" && setcap cap_setgid+ep "$hf/newgidmap"; then
+    rrt_place root3-fcap "$root3_line" same "$root_helpers |
+      .mounts += [{destination: \"/nested/helpers\", type: \"bind\", source: \"$hf\", options: [\"bind\", \"ro\"]}]"
+  else
+    skip "rrt-root3-fcap: setcap (libcap2-bin) cannot give a copy of newuidmap file capabilities" "$N_JOB"
   fi
   # Nowhere to write the state: a read-only root, no tmpfs on /tmp, /run nor /dev/shm, no
   # XDG_RUNTIME_DIR; the job's work on /build (its checkout). check's nested verdict is
@@ -351,7 +406,7 @@ docker_places() {
   done
   cli=$(dirname "$(command -v dockerd)")/../bin/docker
   [ -x "$cli" ] || cli=$(command -v docker)
-  mkdir -p "$d/data" "$d/exec" "$d/job1" "$d/job2" "$d/job3"
+  mkdir -p "$d/data" "$d/exec" "$d/job1" "$d/job2" "$d/job3" "$d/job4"
   chown "1000:1000" "$d/job2"
   echo '{}' >"$d/daemon.json"
   dockerd --config-file "$d/daemon.json" --data-root "$d/data" --exec-root "$d/exec" \
@@ -367,11 +422,17 @@ docker_places() {
   else
     local common=(run --rm --network none -e "NESTED_DEBUG=${NESTED_DEBUG:-0}" -v /usr:/usr:ro -v /usr/lib:/lib:ro -v /usr/lib64:/lib64:ro
       -v "$BIN:/nested/bin:ro")
-    local gitlab=(--security-opt seccomp=unconfined --security-opt apparmor=unconfined --device /dev/net/tun)
+    local gitlab_bare=(--security-opt seccomp=unconfined --security-opt apparmor=unconfined)
+    local gitlab=("${gitlab_bare[@]}" --device /dev/net/tun)
     job docker-gitlab "${dk[@]}" "${common[@]}" "${gitlab[@]}" -v "$d/job1:/job" \
       docker.io/rrt/nested:test sh /nested/bin/nested-inner.sh /nested/bin /job ok same
     job docker-gitlab-user1000 "${dk[@]}" "${common[@]}" "${gitlab[@]}" -u 1000:1000 -v "$d/job2:/job" \
       docker.io/rrt/nested:test sh /nested/bin/nested-inner.sh /nested/bin /job ok same
+    # GitLab's default runner config gives the job no devices: all runs but slirp's, and slirp
+    # is refused in one line naming /dev/net/tun and the fix.
+    job docker-gitlab-notun "${dk[@]}" "${common[@]}" "${gitlab_bare[@]}" -v "$d/job4:/job" \
+      docker.io/rrt/nested:test sh /nested/bin/nested-inner.sh /nested/bin /job ok \
+      "fail:the outer container has no /dev/net/tun: run it with --device /dev/net/tun"
     job docker-default "${dk[@]}" "${common[@]}" -v "$d/job3:/job" docker.io/rrt/nested:test \
       sh /nested/bin/nested-inner.sh /nested/bin /job \
       "fail:the outer container's seccomp profile refuses user namespaces: run it with --security-opt seccomp=unconfined, or a profile that allows them" same
