@@ -266,6 +266,18 @@ void rrt_reset_signals(void)
   sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+void rrt_stdio_to_null(void)
+{
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0)
+    return;
+  dup2(null, STDIN_FILENO);
+  dup2(null, STDOUT_FILENO);
+  dup2(null, STDERR_FILENO);
+  if (null > STDERR_FILENO)
+    close(null);
+}
+
 int rrt_write_pid_file(const char *path, pid_t pid, struct rrt_error *err)
 {
   /* Atomic: an engine polling the file never reads half a number. The temporary file is made

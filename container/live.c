@@ -1,6 +1,6 @@
 /* live.c: a container as the verbs after create see it: its state loaded and locked
  * (rrt_live_load), and its processes (its cgroup's, its pid namespace's, or init's descendants).
- * Used by container.c (kill, delete), exec.c and the verbs ps, pause, update. */
+ * Used by kill.c, exec.c and the verbs ps, pause, update. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* loaded.c: a container as the verbs after create load it (its state, locked, and its config),
  * its hooks run with its state, and the destruction of everything it has (processes, helpers,
- * cgroups, state); used by start and run (container.c), kill.c and delete.c. */
+ * cgroups, state); used by create.c, start.c, run.c, kill.c and delete.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

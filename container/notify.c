@@ -172,12 +172,7 @@ static void relay_detach(int *sock, int *pidfd)
   if (s < 0 || p < 0 || dup2(s, 3) < 0 || dup2(p, 4) < 0)
     _exit(1);
   syscall(SYS_close_range, 5, ~0U, 0);
-  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-  for (int fd = 0; fd < 3; fd++)
-    if (null >= 0)
-      dup2(null, fd);
-  if (null > 4)
-    close(null);
+  rrt_stdio_to_null(); /* on 0, 1 or 2, or at 5 and closed: 3 and 4 are taken */
   for (int sig = 1; sig < NSIG; sig++)
     signal(sig, SIG_DFL);
   sigset_t none;

@@ -85,6 +85,14 @@ static char *layer_digests(const char *store, const char *key)
   return xasprintf("diff_id sha256:%s, blob %s", key, blobs);
 }
 
+/* The listing's header, before its first row (*any: a row was printed). */
+static void header_once(bool *any)
+{
+  if (!*any)
+    printf("%-10s %-72s %s\n", "KIND", "NAME", "SIZE");
+  *any = true;
+}
+
 static void list_dir(const char *store, const char *sub, const char *kind, bool *any)
 {
   cleanup_free char *dir = xasprintf("%s/%s", store, sub);
@@ -98,9 +106,7 @@ static void list_dir(const char *store, const char *sub, const char *kind, bool 
     cleanup_free char *p = xasprintf("%s/%s", dir, e->d_name);
     char size[32];
     human(disk_usage(p), size);
-    if (!*any)
-      printf("%-10s %-72s %s\n", "KIND", "NAME", "SIZE");
-    *any = true;
+    header_once(any);
     cleanup_free char *digests =
         strcmp(kind, "layer") == 0 ? layer_digests(store, e->d_name) : NULL;
     printf("%-10s %-72s %s%s%s\n", kind, e->d_name, size, digests ? "  " : "",
@@ -126,9 +132,7 @@ static void list_partials(const char *store, bool *any)
     cleanup_free char *name = xasprintf("sha256:%s", e->d_name + 15);
     char size[32];
     human((unsigned long long)st.st_size, size);
-    if (!*any)
-      printf("%-10s %-72s %s\n", "KIND", "NAME", "SIZE");
-    *any = true;
+    header_once(any);
     printf("%-10s %-72s %s\n", "partial", name, size);
   }
   closedir(d);
@@ -150,9 +154,7 @@ static void list_images(const char *store, bool *any)
     char size[32];
     json_object_object_get_ex(o, "size", &sz);
     human((unsigned long long)json_object_get_int64(sz), size);
-    if (!*any)
-      printf("%-10s %-72s %s\n", "KIND", "NAME", "SIZE");
-    *any = true;
+    header_once(any);
     const char *id = rrt_names_str(o, "id");
     printf("%-10s %-72s %s  id sha256:%.12s\n", "image", shown, size, id ? id : "?");
   }

@@ -43,7 +43,7 @@ fail:
 static int map_child(pid_t pid, struct rrt_error *err)
 {
   /* A new user namespace without maps in the config: the maps a container of this caller
-   * gets by default (container.c), nested or not. */
+   * gets by default (container/plan.c), nested or not. */
   struct rrt_namespace userns = {.type = CLONE_NEWUSER};
   struct rrt_spec spec = {.lnx = {.namespaces = &userns, .n_namespaces = 1}};
   struct rrt_userns_plan plan = {0};

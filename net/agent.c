@@ -125,6 +125,34 @@ static int setup_tap(const struct rrt_net_config *cfg, const struct net_addrs *a
   return steal_fd(&tap);
 }
 
+/* The loopback address of family at port 0 (the kernel picks one at bind): its length. */
+static socklen_t loopback_any_port(int family, struct sockaddr_storage *ss)
+{
+  memset(ss, 0, sizeof(*ss));
+  if (family == AF_INET6) {
+    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+    s6->sin6_family = AF_INET6;
+    s6->sin6_addr = in6addr_loopback;
+    return sizeof(*s6);
+  }
+  struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+  s4->sin_family = AF_INET;
+  s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return sizeof(*s4);
+}
+
+/* The port the kernel picked for fd, bound to loopback_any_port. */
+static int bound_port(int fd, int family, uint16_t *port)
+{
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof(ss);
+  if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+    return -1;
+  *port = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                   : ((struct sockaddr_in *)&ss)->sin_port);
+  return 0;
+}
+
 /* A listener of the fast path on the container's loopback, at a port the kernel picks. */
 static int fast_listener(int family, uint16_t *port, struct rrt_error *err)
 {
@@ -133,30 +161,18 @@ static int fast_listener(int family, uint16_t *port, struct rrt_error *err)
       net_fault("socket") ? -1 : socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0)
     return rrt_error_errno(err, "listener %s: socket", name);
-  struct sockaddr_storage ss = {0};
-  socklen_t len;
   if (family == AF_INET6) {
-    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
     int one = 1;
     (void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-    s6->sin6_family = AF_INET6;
-    s6->sin6_addr = in6addr_loopback;
-    len = sizeof(*s6);
-  } else {
-    struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-    s4->sin_family = AF_INET;
-    s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    len = sizeof(*s4);
   }
+  struct sockaddr_storage ss;
+  socklen_t len = loopback_any_port(family, &ss);
   if (net_fault("bind") || bind(fd, (struct sockaddr *)&ss, len) < 0)
     return rrt_error_errno(err, "listener %s: bind", name);
   if (net_fault("listen") || listen(fd, 4096) < 0)
     return rrt_error_errno(err, "listener %s: listen", name);
-  len = sizeof(ss);
-  if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+  if (bound_port(fd, family, port) < 0)
     return rrt_error_errno(err, "listener %s: getsockname", name);
-  *port = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                   : ((struct sockaddr_in *)&ss)->sin_port);
   return steal_fd(&fd);
 }
 
@@ -282,26 +298,12 @@ static int udp_listener(int family, uint16_t *port, struct rrt_error *err)
     return rrt_error_errno(err, "UDP listener %s: IP_RECVORIGDSTADDR", name);
   int buf = 4 << 20;
   (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
-  struct sockaddr_storage ss = {0};
-  socklen_t len;
-  if (family == AF_INET6) {
-    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-    s6->sin6_family = AF_INET6;
-    s6->sin6_addr = in6addr_loopback;
-    len = sizeof(*s6);
-  } else {
-    struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-    s4->sin_family = AF_INET;
-    s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    len = sizeof(*s4);
-  }
+  struct sockaddr_storage ss;
+  socklen_t len = loopback_any_port(family, &ss);
   if (bind(fd, (struct sockaddr *)&ss, len) < 0)
     return rrt_error_errno(err, "UDP listener %s: bind", name);
-  len = sizeof(ss);
-  if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+  if (bound_port(fd, family, port) < 0)
     return rrt_error_errno(err, "UDP listener %s: getsockname", name);
-  *port = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                   : ((struct sockaddr_in *)&ss)->sin_port);
   return steal_fd(&fd);
 }
 

@@ -84,14 +84,7 @@ static __attribute__((noreturn)) void become_helper(int ready_fd, int userns_fd,
 {
   int keep[] = {ready_fd, userns_fd, netns_fd, pidfd, rrt_log_fd()};
   net_close_fds_except(keep, sizeof(keep) / sizeof(keep[0]));
-  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null >= 0) {
-    dup2(null, STDIN_FILENO);
-    dup2(null, STDOUT_FILENO);
-    dup2(null, STDERR_FILENO);
-    if (null > STDERR_FILENO)
-      close(null);
-  }
+  rrt_stdio_to_null();
   /* The pid first, so the caller can kill a helper that never becomes ready. */
   pid_t self = getpid();
   if (chdir("/") < 0 || rrt_write_all(ready_fd, &self, sizeof(self)) < 0)

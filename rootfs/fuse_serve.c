@@ -87,14 +87,7 @@ static void close_fds_except(int *keep, size_t n)
  * to their end) and none of its signal handlers (create's kill the container's init). */
 static void detach(void)
 {
-  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null >= 0) {
-    dup2(null, STDIN_FILENO);
-    dup2(null, STDOUT_FILENO);
-    dup2(null, STDERR_FILENO);
-    if (null > STDERR_FILENO)
-      close(null);
-  }
+  rrt_stdio_to_null();
   struct sigaction dfl = {.sa_handler = SIG_DFL};
   sigemptyset(&dfl.sa_mask);
   for (int sig = 1; sig < NSIG; sig++)

@@ -47,7 +47,7 @@ struct rrt_init_args {
    * joins itself (cgroup.h, rrt_cgroup_join); NULL: the runtime moves init in. */
   const struct rrt_cgroup_join *cg_join;
   bool cg_in_v2;       /* the child is init and was cloned into the v2 directory already */
-  bool oom_by_runtime; /* real root writes init's process.oomScoreAdj itself (container.c) */
+  bool oom_by_runtime; /* real root writes init's process.oomScoreAdj itself (handshake.c) */
 };
 
 /* Runs in the cloned child; never returns. Failures travel to the runtime

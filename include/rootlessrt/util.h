@@ -92,6 +92,11 @@ void rrt_reset_signals(void);
 void rrt_forward_signals_early(bool winch);
 void rrt_forward_signals(pid_t pid, bool winch);
 void rrt_forward_signals_stop(void);
+/* stdin, stdout and stderr onto /dev/null, for a helper that outlives its caller: it holds none
+ * of the caller's stdio (an engine's pipes, which it reads to their end). Without /dev/null they
+ * stay as they are. */
+void rrt_stdio_to_null(void);
+
 /* Waits for pid, reaping any other child (a subreaper collects the
  * container's orphans); its exit code, 128+N when killed by signal N, or -1. */
 int rrt_wait_reaping(pid_t pid);
