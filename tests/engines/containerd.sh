@@ -295,13 +295,17 @@ ctr_ containers delete l1 >/dev/null 2>&1
 crun_ d1 -d -- sleep 1000 >/dev/null 2>&1
 if wait_status d1 RUNNING; then pass "run -d: the task runs"; else fail "run -d: the task runs" "$(ctr_ task ls 2>&1)"; fi
 d1_pid=$(task_pid d1)
+# The sleeps below carry this run's token, a second argument under a second that busybox's sleep
+# adds to the first: pgrep then finds only what this suite made (on a busy host any other process
+# may be a `sleep 999` too).
+tok=0.$$$RANDOM
 out=$(cexec_ d1 --exec-id e1 -- sh -c 'echo in-exec; exit 4' 2>&1)
 rc=$?
 is "$out" in-exec "exec: the process's output"
 is "$rc" 4 "exec: its exit code"
-cexec_ d1 -d --exec-id e2 -- sleep 999 >/dev/null 2>&1
+cexec_ d1 -d --exec-id e2 -- sleep 999 "$tok" >/dev/null 2>&1
 pids=$(ctr_ task ps d1 2>/dev/null | awk 'NR > 1 {print $1}' | sort -n | tr '\n' ' ')
-e2_pid=$(pgrep -f '^sleep 999$' | head -n 1)
+e2_pid=$(pgrep -f "^sleep 999 $tok\$" | head -n 1)
 like "$pids" "(^| )${d1_pid:-none}( |$)" "ps: lists the task's init"
 like "$pids" "(^| )${e2_pid:-none}( |$)" "ps: lists the exec'd process"
 
@@ -326,10 +330,10 @@ is "$out" "sleep 1000 " "--with-ns pid: the container joins another task's pid n
 leftover_check() {
   local left ns
   ns=$(crun_ w2 --rm --with-ns "pid:/proc/$d1_pid/ns/pid" -- \
-    sh -c 'sleep 997 & readlink /proc/self/ns/pid; exit 0' 2>&1)
+    sh -c "sleep 997 $tok & readlink /proc/self/ns/pid; exit 0" 2>&1)
   is "$ns" "$(readlink "/proc/$d1_pid/ns/pid")" "--with-ns pid: the task's pid namespace is d1's"
   for _ in $(seq 100); do
-    left=$(pgrep -f '^sleep 997$' | tr '\n' ' ')
+    left=$(pgrep -f "^sleep 997 $tok\$" | tr '\n' ' ')
     [ -z "$left" ] && break
     sleep 0.05
   done
@@ -354,10 +358,10 @@ wait "$k2_ctr"
 is "$?" 137 "kill -s KILL: ctr run exits 137"
 
 # kill --all: every process of the task.
-cexec_ d1 -d --exec-id e3 -- sleep 998 >/dev/null 2>&1
+cexec_ d1 -d --exec-id e3 -- sleep 998 "$tok" >/dev/null 2>&1
 ctr_ task kill --all -s KILL d1 >/dev/null 2>&1
 if wait_status d1 STOPPED; then pass "kill --all: the task stops"; else fail "kill --all: the task stops" "$(ctr_ task ls 2>&1)"; fi
-left=$(pgrep -f '^sleep 99[89]$' | tr '\n' ' ')
+left=$(pgrep -f "^sleep 99[89] $tok\$" | tr '\n' ' ')
 is "$left" "" "kill --all: no exec'd process is left"
 
 # delete: the task and the container go, and the runtime's state with them.
