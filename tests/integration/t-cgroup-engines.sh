@@ -50,6 +50,26 @@ else
   like "$err" 'warning.*cpu\.shares' "and a warning names the limit not applied"
 fi
 nothing_left "$id" "$b"
+# A memory limit where a cgroup2 mount is there but nothing of it is the user's (the common case
+# on a host without a systemd user session: a hybrid host's /sys/fs/cgroup/unified with no
+# controllers): the refusal says the mount is there and not delegated, and how to get it, never
+# that cgroup v2 is not mounted (issue 28 item 7).
+cg2_mnt=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
+if [ -z "$cg2_mnt" ]; then
+  skip "no cgroup2 mount on this host: nothing to call not delegated" 4
+elif [ -n "$dir" ] && [ -w "$dir" ]; then
+  skip "a cgroup v2 directory is delegated to this user ($dir): nothing to refuse as not delegated" 4
+else
+  cfg "$b" 'del(.annotations["run.oci.rootlessrt.limits"]) | .linux.resources = {"memory": {"limit": 67108864}}'
+  id=$(new_id nodeleg)
+  run rrt run -b "$b" "$id"
+  fails_naming "cgroup2 mount $cg2_mnt is not delegated to this user.*memory\.limit.*Delegate=yes" \
+    "a memory limit with cgroup2 mounted and nothing delegated: refused, the mount named as not delegated, and how to get delegation"
+  is "$(wc -l <<<"$err")" 1 "... in one line"
+  no_line "$err" "not mounted" "... never that cgroup v2 is not mounted"
+  nothing_left "$id" "$b"
+fi
+
 cfg "$b" '.annotations["run.oci.rootlessrt.limits"] = "loud"'
 id=$(new_id badann)
 run rrt run -b "$b" "$id"

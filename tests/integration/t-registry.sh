@@ -20,6 +20,10 @@ for c in docker-registry skopeo; do
 done
 
 STORE=$T_WORK/store
+# The registry clients of this file's pulls (their --partials is this store's tmp/), for pgrep -f:
+# other tests run pulls as the same user at the same time. [r]: the sh -c that passes the pattern
+# on must not match it.
+MY_PULLS="^[^ ]*[r]ootlessrt-pull .*--partials $STORE/tmp "
 REGS=() # pids of the registries started here
 reg_cleanup() {
   local p
@@ -455,10 +459,12 @@ drop_layer "$bigd"
 ROOTLESSRT_PULL_MAX_RATE=1048576 rrt_bg "$T_WORK/bg.out" pull --storage "$STORE" --tls-verify=false "docker://$R/rrt/bb:big"
 pull_pid=$RRT_BG_PID
 if wait_until 30 partial; then
+  ok "the registry client of a pull under way is found by this store's --partials (MY_PULLS)" \
+    pgrep -u "$(id -u)" -f -- "$MY_PULLS"
   kill -9 "$pull_pid"
   wait "$pull_pid" 2>/dev/null
   # The registry client dies with the runtime (PDEATHSIG): nothing writes the partial any more.
-  wait_until 10 sh -c '! pgrep -u "$(id -u)" -x rootlessrt-pull' || fail "the registry client outlived the killed pull"
+  wait_until 10 sh -c '! pgrep -u "$(id -u)" -f -- "$1"' sh "$MY_PULLS" || fail "the registry client outlived the killed pull"
   run pull --tls-verify=false "docker://$R/rrt/bb:big"
   is "$rc:$err:$(tmp_left)" "0::" "a pull killed mid-layer: the next one removes its leftover and completes"
   ok "... with the layer in the store" test -d "$STORE/layers/sha256/$bigd"
@@ -614,7 +620,7 @@ with open(sys.argv[1], "r+b") as f:
     sleep "$d"
     kill -9 "$RRT_BG_PID"
     wait "$RRT_BG_PID" 2>/dev/null
-    wait_until 10 sh -c '! pgrep -u "$(id -u)" -x rootlessrt-pull' || sweep_bad+="$d: the client outlived the pull; "
+    wait_until 10 sh -c '! pgrep -u "$(id -u)" -f -- "$1"' sh "$MY_PULLS" || sweep_bad+="$d: the client outlived the pull; "
     want=""
     for f in "$STORE"/tmp/partial-sha256-*; do
       [ -s "$f" ] || continue
