@@ -36,9 +36,12 @@ static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
 }
 
 /* A tab is kept: it moves to the next tab stop of the same line and nothing else (a hook's
- * "SigBlk:\t..." stays readable); every other control is escaped. */
-static bool shown_as_is(uint32_t c)
+ * "SigBlk:\t..." stays readable); every other control is escaped. ascii: the stricter form
+ * (rrt_escape_ascii), printable ASCII but the backslash only. */
+static bool shown_as_is(uint32_t c, bool ascii)
 {
+  if (ascii)
+    return c >= 0x20 && c < 0x7f && c != '\\';
   if ((c < 0x20 && c != '\t') || c == 0x7f || (c >= 0x80 && c <= 0x9f))
     return false;
   if ((c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069))
@@ -48,14 +51,14 @@ static bool shown_as_is(uint32_t c)
 
 /* The escaped form of s[0..n) into out (room for 4 * n + 1), or its length when out is NULL.
  * stop: the length of out at most (without the NUL), cut at a whole unit. */
-static size_t escape_into(const unsigned char *s, size_t n, char *out, size_t stop)
+static size_t escape_into(const unsigned char *s, size_t n, char *out, size_t stop, bool ascii)
 {
   static const char hex[] = "0123456789abcdef";
   size_t k = 0;
   for (size_t i = 0; i < n;) {
     uint32_t cp = 0;
     size_t l = utf8_seq(s + i, n - i, &cp);
-    if (l > 0 && shown_as_is(cp)) {
+    if (l > 0 && shown_as_is(cp, ascii)) {
       if (k + l > stop)
         break;
       if (out)
@@ -82,20 +85,30 @@ static size_t escape_into(const unsigned char *s, size_t n, char *out, size_t st
   return k;
 }
 
-char *rrt_escape_mem(const void *s, size_t n)
+static char *escape_dup(const void *s, size_t n, bool ascii)
 {
   if (!s)
     return xstrdup("(null)");
   if (n > (SIZE_MAX - 1) / 4)
     abort();
   char *out = xmalloc(4 * n + 1);
-  escape_into(s, n, out, 4 * n);
+  escape_into(s, n, out, 4 * n, ascii);
   return out;
+}
+
+char *rrt_escape_mem(const void *s, size_t n)
+{
+  return escape_dup(s, n, false);
 }
 
 char *rrt_escape(const char *s)
 {
-  return rrt_escape_mem(s, s ? strlen(s) : 0);
+  return escape_dup(s, s ? strlen(s) : 0, false);
+}
+
+char *rrt_escape_ascii(const char *s)
+{
+  return escape_dup(s, s ? strlen(s) : 0, true);
 }
 
 const char *rrt_escape_buf(const char *s, char *buf, size_t size)
@@ -104,12 +117,12 @@ const char *rrt_escape_buf(const char *s, char *buf, size_t size)
     s = "(null)";
   if (size == 0)
     return buf;
-  escape_into((const unsigned char *)s, strlen(s), buf, size - 1);
+  escape_into((const unsigned char *)s, strlen(s), buf, size - 1, false);
   return buf;
 }
 
 int rrt_escape_needed(const char *s)
 {
   size_t n = s ? strlen(s) : 0;
-  return s && escape_into((const unsigned char *)s, n, NULL, SIZE_MAX) != n;
+  return s && escape_into((const unsigned char *)s, n, NULL, SIZE_MAX, false) != n;
 }

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "rootlessrt/escape.h"
 #include "rootlessrt/rmtree.h"
 #include "rootlessrt/util.h"
 
@@ -44,20 +45,14 @@ struct rmtree {
   bool failed;
 };
 
-/* A name from the tree as it may be printed: control bytes, DEL and bytes past ASCII escaped. */
+/* A name from the tree as it may be printed: a container wrote it, so rrt_escape_ascii's form. */
 static void append_escaped(char **out, size_t *len, const char *s)
 {
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    char buf[5];
-    if (*p < 0x20 || *p >= 0x7f || *p == '\\')
-      snprintf(buf, sizeof(buf), "\\x%02x", *p);
-    else
-      buf[0] = (char)*p, buf[1] = '\0';
-    size_t n = strlen(buf);
-    *out = xrealloc(*out, *len + n + 1);
-    memcpy(*out + *len, buf, n + 1);
-    *len += n;
-  }
+  cleanup_free char *e = rrt_escape_ascii(s);
+  size_t n = strlen(e);
+  *out = xrealloc(*out, *len + n + 1);
+  memcpy(*out + *len, e, n + 1);
+  *len += n;
 }
 
 /* top/a/b/name: where in the tree a problem is. */

@@ -25,6 +25,7 @@
 #include "internal.h"
 #include "manifest.h"
 #include "names.h"
+#include "rootlessrt/escape.h"
 #include "rootlessrt/util.h"
 
 #define RECORDS "images.json"
@@ -417,16 +418,9 @@ int rrt_names_lookup(const char *store, const char *ref, bool docker_hub, char *
 
 /* ---------------------------------------------------------------- printing names */
 
+/* The one escaping, in its stricter form: a name is ASCII by the reference grammar, so whatever
+ * is past ASCII in one is shown as bytes, and cannot pass for a real name (escape.h). */
 char *rrt_names_shown(const char *s)
 {
-  size_t n = strlen(s);
-  char *out = xmalloc(4 * n + 1), *o = out;
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p >= 0x20 && *p < 0x7f && *p != '\\')
-      *o++ = (char)*p;
-    else
-      o += sprintf(o, "\\x%02x", *p);
-  }
-  *o = '\0';
-  return out;
+  return rrt_escape_ascii(s);
 }

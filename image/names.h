@@ -54,7 +54,7 @@ char *rrt_store_user_container(const char *store, const char *root, const char *
 char *rrt_store_user_image(json_object *doc, const char *hex);
 
 /* s with every byte that is not printable ASCII, and '\\', as \xHH (malloc'd): a name from an
- * archive or a registry printed. */
+ * archive, a registry or the store's records printed. rrt_escape_ascii (base/escape.c). */
 char *rrt_names_shown(const char *s);
 
 #endif

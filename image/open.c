@@ -10,6 +10,7 @@
 #include "internal.h"
 #include "manifest.h"
 #include "names.h"
+#include "rootlessrt/escape.h"
 #include "rootlessrt/log.h"
 #include "rootlessrt/userns.h"
 #include "rootlessrt/util.h"
@@ -30,7 +31,7 @@ static char *mounts_under(const char *dir)
         strncmp(mp, prefix, strlen(prefix)) != 0)
       continue;
     if (n++ < 3) {
-      cleanup_free char *shown = rrt_names_shown(mp);
+      cleanup_free char *shown = rrt_escape(mp); /* a path: UTF-8 stays, as mountinfo escaped it */
       char *m = xasprintf("%s%s%s", names ? names : "", names ? ", " : "", shown);
       free(names);
       names = m;
@@ -62,7 +63,7 @@ static int open_root_dir(const char *path, struct rrt_image *img, struct rrt_err
    * fuse-overlayfs's server is given the directory alone. Said before anything is made. */
   cleanup_free char *under = rrt_host_privileged() ? NULL : mounts_under(real);
   if (under) {
-    cleanup_free char *shown = rrt_names_shown(real);
+    cleanup_free char *shown = rrt_escape(real); /* a path, not a name */
     return rrt_error_msgf(err, EBUSY,
                           "run: %s cannot be a container's copy-on-write root: filesystems are "
                           "mounted under it (%s), and in a rootless run's user namespace those "

@@ -23,5 +23,14 @@ char *rrt_escape_mem(const void *s, size_t n);
 const char *rrt_escape_buf(const char *s, char *buf, size_t size);
 /* Whether rrt_escape(s) would change s (s holds nothing to escape). */
 int rrt_escape_needed(const char *s);
+/*
+ * The stricter form of the same escaping, for text that is only what it looks like when it is
+ * plain ASCII: image names and references (their grammar is ASCII, so a byte past it is a
+ * look-alike, "docker.io/library/alpine" with a Cyrillic "a", and shown as \xHH it cannot pass for
+ * the real one) and file names read from a container's tree. Every byte but printable ASCII is
+ * written as \xHH, the backslash too, so that the text "\x1b" cannot pass for an escaped ESC.
+ * Not idempotent (a backslash grows), and needs not be: rrt_escape keeps what this makes.
+ */
+char *rrt_escape_ascii(const char *s);
 
 #endif

@@ -183,4 +183,31 @@ unlike "$out$err" $'\e' "no escape byte of the archive is printed"
 run rrt rmi "${id:0:12}"
 like "$rc:$out" "^0:Deleted: $id$" "rmi by id"
 
+# A name given with control bytes as the archive's NAME:TAG: no such image, said escaped.
+run rrt pull "docker-archive:$T_WORK/busybox.tar:ev"$'\e]0;x\a'"il:t"$'\r'"ag"
+fails_naming 'busybox\.tar: no image tagged "ev\\x1b\]0;x\\x07il:t\\x0dag"$' \
+  "pull docker-archive:FILE:NAME:TAG with ESC, BEL and CR in it: refused, the name shown escaped"
+unlike "$out$err" $'[\e\a\r]' "... and none of those bytes is printed"
+
+# A guard: a record holding ESC, BEL and CR in a name (names are checked before they are
+# recorded, above, but the store's file is the user's and an earlier version wrote it) is shown
+# escaped by images, store ls and rmi: every name printed goes through rrt_escape_ascii (the one
+# escaping, base/escape.c). main's own escaper showed these escaped already.
+run rrt pull "docker-archive:$T_WORK/busybox.tar"
+evil=$'localhost/ev\e]0;x\ail:t\rag'
+shown='localhost/ev\\x1b\]0;x\\x07il'
+jq --arg n "$evil" '.images[0].names = [$n] + .images[0].names' "$STORE/images.json" >"$T_WORK/images.json" &&
+  cat "$T_WORK/images.json" >"$STORE/images.json" || bail_out "could not edit $STORE/images.json"
+run rrt images
+unlike "$out$err" $'[\e\a\r]' "images: no ESC, BEL or CR of a recorded name is printed"
+like "$(sed -n 2p <<<"$out")" "^$shown +t\\\\x0dag +${id:0:12} " "... the name and tag shown escaped"
+run rrt store ls
+unlike "$out$err" $'[\e\a\r]' "store ls: none printed"
+like "$out" "image +$shown:t\\\\x0dag " "... the name shown escaped"
+run rrt rmi "${id:0:12}"
+unlike "$out$err" $'[\e\a\r]' "rmi: none printed"
+like "$rc:$out" "^0:Untagged: $shown:t\\\\x0dag
+Untagged: docker\.io/library/busybox:latest
+Deleted: $id$" "... each name untagged, shown escaped"
+
 done_testing

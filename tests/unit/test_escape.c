@@ -75,6 +75,28 @@ int main(void)
          "\xe2\x82\xac\xe2\x82\xac", "... nor half of a character");
   ok(!rrt_escape_needed("plain") && rrt_escape_needed("a\x1b"), "rrt_escape_needed");
 
+  /* The stricter form for names (image/names.c's rrt_names_shown, base/rmtree.c's paths). */
+  struct {
+    const char *in, *want, *what;
+  } strict[] = {
+      {"docker.io/library/alpine:3.19", "docker.io/library/alpine:3.19", "a name stays as it is"},
+      {"evil\x1b]0;x\x07:t\rag", "evil\\x1b]0;x\\x07:t\\x0dag", "ESC, BEL and CR escaped"},
+      {"a\\x1b", "a\\x5cx1b", "a backslash escaped: the text \\x1b is not an ESC"},
+      {"\xd0\xb0lpine", "\\xd0\\xb0lpine", "UTF-8 (a Cyrillic a) shown as bytes"},
+      {"x\x7f\xc2\x9b\xff", "x\\x7f\\xc2\\x9b\\xff", "DEL, C1 CSI, an invalid byte"},
+      {"tab\there", "tab\\x09here", "even a tab"},
+  };
+  for (size_t i = 0; i < sizeof(strict) / sizeof(strict[0]); i++) {
+    char *a = rrt_escape_ascii(strict[i].in), *again = rrt_escape(a);
+    is_str(a, strict[i].want, "rrt_escape_ascii: %s", strict[i].what);
+    is_str(again, a, "... and rrt_escape (the logger's) keeps it as it is");
+    free(a);
+    free(again);
+  }
+  n = rrt_escape_ascii(NULL);
+  is_str(n, "(null)", "rrt_escape_ascii(NULL)");
+  free(n);
+
   /* The logger: a text and a json log file, and stderr, get the escaped message. */
   char dir[] = "/tmp/rrt-escape-XXXXXX";
   ok(mkdtemp(dir) != NULL, "a scratch directory");
