@@ -266,7 +266,9 @@ static bool parse_syn(const uint8_t *pkt, size_t len, struct out_key *k)
   } else {
     return false;
   }
-  if (len < l4 + 4)
+  /* A first SYN only: the container's root may queue any packet to us (a rule of its own), and
+   * each must not become a connection of ours to its destination. */
+  if (len < l4 + 14 || (pkt[l4 + 13] & 0x12) != 0x02)
     return false;
   memcpy(&k->sport, pkt + l4, 2);
   memcpy(&k->dport, pkt + l4 + 2, 2);

@@ -1,6 +1,7 @@
 #!/bin/bash
 # t-net-rules.sh: the container's root against the fast path's rules (issue 30): it deletes the UDP
-# table, the UDP routing rules, flushes every table and rule. Each time: its
+# table, the UDP routing rules, flushes every table and rule, adds rules of its own that aim at the
+# helper's listeners and queue. Each time: its
 # own TCP, UDP and DNS through 10.0.2.3 still work (through libslirp) or fail at once, its helper
 # stays idle when it is, and a second container beside it, with its own helper, keeps its fast path
 # and gets back exactly its own bytes.
@@ -173,5 +174,29 @@ for p in $(ip rule show | sed -n "s/^\([0-9]*\):.*/\1/p"); do
 done
 echo "rules: $(ip rule show | wc -l)"'
 is "$(line break "$AOUT"):$(line rules "$AOUT")" deleted:3 "flush: A's root deletes every table and rule"
+
+# (d) Rules of its own aimed at the helper: a redirect of 10.0.2.3's TCP to the helper's listener
+# (a destination the fast path never takes), of a datagram to its transparent socket, and every
+# TCP packet (not first SYNs alone) queued to the helper's SYN gate. Its own traffic to 10.0.2.2
+# stays on the fast path; what it aimed gets a reset or nothing, at once; and the host sees one
+# connection for each of its connects: the counter's replies are consecutive.
+one_case own-rules fast fast 'L=$($P lo-listeners | head -n 1)
+UL=$(printf %d 0x$(sed -n "s/^ *[0-9]*: 0100007F:\([0-9A-F]*\) .*/\1/p" /proc/net/udp | head -n 1))
+I=/usr/sbin/iptables-nft
+$I -t nat -A OUTPUT -p tcp -d 10.0.2.3 -j REDIRECT --to-ports $L &&
+  $I -t nat -A OUTPUT -p udp -d 10.0.2.3 --dport 5353 -j REDIRECT --to-ports $UL && echo "break: added $L $UL"
+echo "owntcp: $($P probe 10.0.2.3 80)"
+echo "ownudp: $(NET_HOST=10.0.2.3 $P udp-ping 5353 own)"
+echo "queue: $($I -t mangle -A OUTPUT -p tcp -j NFQUEUE --queue-num 0 --queue-bypass && echo added)"
+echo "nth: $($P mss $G 8083 | cut -d" " -f3) $($P mss $G 8083 | cut -d" " -f3) $($P mss $G 8083 | cut -d" " -f3)"'
+like "$(line break "$AOUT")" '^added [0-9]+ [0-9]+$' "own-rules: A's root adds its rules (iptables-nft)" ||
+  diag "$AOUT"
+like "$(line owntcp "$AOUT")" '^connect=(ok got=0 end=(eof|ECONNRESET)|ECONNREFUSED|ECONNRESET)$' \
+  "own-rules: 10.0.2.3:80 redirected to the helper's listener: a reset, nothing reached"
+is "$(line ownudp "$AOUT")" "no reply" "own-rules: a datagram redirected to the helper's socket: dropped"
+is "$(line queue "$AOUT")" added "own-rules: A's root queues every TCP packet to the helper's queue"
+like "$(line nth "$AOUT")" '^[0-9]+ [0-9]+ [0-9]+$' "own-rules: three connections to the host's counter answer"
+like "$(line nth "$AOUT" | awk '{print ($2 == $1 + 1 && $3 == $2 + 1) ? "one each" : "more"}')" '^one each$' \
+  "own-rules: every TCP packet queued to the helper: still one host connection per connect ($(line nth "$AOUT"))"
 
 done_testing
