@@ -1,7 +1,7 @@
 #!/bin/bash
 # t-net-rules.sh: the container's root against the fast path's rules (issue 30): it deletes the UDP
 # table, the UDP routing rules, flushes every table and rule, adds rules of its own that aim at the
-# helper's listeners and queue. Each time: its
+# helper's listeners and queue, destroys the helper's sockets in its netns (ss -K). Each time: its
 # own TCP, UDP and DNS through 10.0.2.3 still work (through libslirp) or fail at once, its helper
 # stays idle when it is, and a second container beside it, with its own helper, keeps its fast path
 # and gets back exactly its own bytes.
@@ -198,5 +198,11 @@ is "$(line queue "$AOUT")" added "own-rules: A's root queues every TCP packet to
 like "$(line nth "$AOUT")" '^[0-9]+ [0-9]+ [0-9]+$' "own-rules: three connections to the host's counter answer"
 like "$(line nth "$AOUT" | awk '{print ($2 == $1 + 1 && $3 == $2 + 1) ? "one each" : "more"}')" '^one each$' \
   "own-rules: every TCP packet queued to the helper: still one host connection per connect ($(line nth "$AOUT"))"
+
+# (e) The helper's own sockets in its netns destroyed (ss -K: SOCK_DESTROY, which CAP_NET_ADMIN over
+# the netns allows): the TCP listener, the UDP socket. The helper notices, and the container's own
+# traffic goes through libslirp; the helper does not wake up for the dead sockets.
+one_case destroy slow slow 'echo "break: $(/usr/bin/ss -K -t state listening src 127.0.0.1 | grep -c 127.0.0.1) $(/usr/bin/ss -K -u -a src 127.0.0.1 | grep -c 127.0.0.1)"'
+is "$(line break "$AOUT")" "1 1" "destroy: A's root destroys the helper's TCP listener and UDP socket"
 
 done_testing
