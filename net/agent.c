@@ -418,7 +418,8 @@ static __attribute__((noreturn)) void agent_main(int sock, int userns_fd, int ne
   if (!cfg->outbound_via_slirp && send_udp_path(sock, cfg, a) < 0)
     _exit(1);
 
-  /* Socket factory: one request byte (and for 'R' the address), one reply carrying the socket. */
+  /* Socket factory: one request byte (and for 'R' the address), one reply carrying the socket;
+   * 'D' and 'd' ask it to delete the rules instead, answered without one. */
   for (;;) {
     char req[1 + sizeof(struct sockaddr_in6)];
     ssize_t n = recv(sock, req, sizeof(req), 0);
@@ -426,6 +427,15 @@ static __attribute__((noreturn)) void agent_main(int sock, int userns_fd, int ne
       continue;
     if (n <= 0)
       _exit(0);
+    if (req[0] == 'D' || req[0] == 'd') {
+      /* The rules to a listener the container's root destroyed (ss -K): its own traffic goes
+       * through libslirp from now on, not to a port where nothing listens. */
+      int r = net_nft_delete(req[0] == 'd', &err);
+      if (net_send_status(sock, -1, r < 0 ? &err : NULL) < 0)
+        _exit(1);
+      rrt_error_clear(&err);
+      continue;
+    }
     int fd;
     if (req[0] == 'R') {
       struct sockaddr_storage ss = {0};
@@ -537,6 +547,18 @@ int net_agent_raw_socket(int agent_sock, int family, struct rrt_error *err)
 {
   char req = family == AF_INET6 ? 'i' : 'I';
   return agent_request(agent_sock, &req, 1, err);
+}
+
+int net_agent_drop_rules(int agent_sock, bool udp, struct rrt_error *err)
+{
+  char req = udp ? 'd' : 'D';
+  ssize_t n;
+  do
+    n = send(agent_sock, &req, 1, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return rrt_error_errno(err, "ns agent: send");
+  return net_recv_status(agent_sock, NULL, err);
 }
 
 int net_agent_socket(int agent_sock, int type, struct rrt_error *err)

@@ -350,7 +350,7 @@ static int helper_setup(struct helper *h, int userns_fd, int netns_fd, int init_
     rrt_error_clear(&fast);
   }
   if (l4 >= 0 || l6 >= 0) {
-    h->outbound = net_outbound_new(h->relay, h->epfd, cfg, &a, l4, l6, nfq, err);
+    h->outbound = net_outbound_new(h->relay, h->epfd, h->agent_sock, cfg, &a, l4, l6, nfq, err);
     if (!h->outbound)
       return -1;
   }

@@ -47,6 +47,9 @@ int net_nft_install(const struct rrt_net_config *cfg, const struct net_addrs *a,
 #define NET_MARK_UDP 0x72727410u
 int net_nft_install_udp(const struct rrt_net_config *cfg, const struct net_addrs *a, uint16_t port4,
                         uint16_t port6, struct rrt_error *err);
+/* Deletes the table of the TCP rules (udp: of the UDP rules) in the calling process's netns;
+ * gone already is done. */
+int net_nft_delete(bool udp, struct rrt_error *err);
 /* The netlink socket of queue NET_NFQ_NUM, bound in the calling process's netns (non-blocking). */
 int net_nfq_open(struct rrt_error *err);
 /* The next queued packet: its id and IP packet (*pkt, the returned length; NULL and 0 if none
@@ -98,6 +101,9 @@ int net_agent_reply_socket(int agent_sock, const struct sockaddr *sa, socklen_t 
 int net_agent_raw_socket(int agent_sock, int family, struct rrt_error *err);
 /* A socket of that type (SOCK_STREAM, SOCK_DGRAM) created in the container netns. */
 int net_agent_socket(int agent_sock, int type, struct rrt_error *err);
+/* The agent deletes the rules that send the container's TCP (udp: its UDP) to a listener of ours
+ * that the container's root destroyed: its own traffic then goes through libslirp. */
+int net_agent_drop_rules(int agent_sock, bool udp, struct rrt_error *err);
 
 /* Small fd-protocol helpers shared by the agent and the helper. */
 int net_send_status(int sock, int fd, const struct rrt_error *err);
@@ -153,7 +159,7 @@ void net_relay_free(struct net_relay *r);
 /* The container's own TCP connections (outbound.c), from the agent's listeners and queue (any may
  * be -1; they are its own from here on, also on failure). */
 struct net_outbound;
-struct net_outbound *net_outbound_new(struct net_relay *relay, int epfd,
+struct net_outbound *net_outbound_new(struct net_relay *relay, int epfd, int agent_sock,
                                       const struct rrt_net_config *cfg, const struct net_addrs *a,
                                       int l4, int l6, int nfq, struct rrt_error *err);
 /* An event of its listeners, its queue or a connect it made (NET_EV_OUT_*). */

@@ -702,6 +702,25 @@ int net_nft_install_udp(const struct rrt_net_config *cfg, const struct net_addrs
   return send_batch(b, err);
 }
 
+int net_nft_delete(bool udp, struct rrt_error *err)
+{
+  cleanup_free struct nlb *b = xzalloc(sizeof(*b));
+  b->seq = b->first_seq = ((uint32_t)getpid() << 8) | 0x20;
+  size_t m = msg_begin(b, NFNL_MSG_BATCH_BEGIN, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
+  msg_end(b, m);
+  m = msg_begin(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_DELTABLE, NLM_F_ACK, NFPROTO_INET, 0);
+  attr_str(b, NFTA_TABLE_NAME, udp ? NFT_TABLE_UDP : NFT_TABLE);
+  msg_end(b, m);
+  m = msg_begin(b, NFNL_MSG_BATCH_END, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
+  msg_end(b, m);
+  if (send_batch(b, err) < 0) {
+    if (err->errnum != ENOENT)
+      return rrt_error_wrap(err, "delete table inet %s", udp ? NFT_TABLE_UDP : NFT_TABLE);
+    rrt_error_clear(err);
+  }
+  return 0;
+}
+
 int net_nfq_verdict(int fd, uint32_t id, bool accept, uint32_t mark)
 {
   /* One message, built again for each verdict (the helper is single-threaded). */

@@ -72,7 +72,7 @@ struct net_outbound {
   struct net_ev queue_ev;
   int nfq;
   struct net_relay *relay;
-  int epfd;
+  int epfd, agent_sock;
   struct net_addrs a;
   struct in6_addr net6, gw6;
   bool host_loopback;
@@ -266,7 +266,9 @@ static bool parse_syn(const uint8_t *pkt, size_t len, struct out_key *k)
   } else {
     return false;
   }
-  if (len < l4 + 4)
+  /* A first SYN only: the container's root may queue any packet to us (a rule of its own), and
+   * each must not become a connection of ours to its destination. */
+  if (len < l4 + 14 || (pkt[l4 + 13] & 0x12) != 0x02)
     return false;
   memcpy(&k->sport, pkt + l4, 2);
   memcpy(&k->dport, pkt + l4 + 2, 2);
@@ -509,8 +511,32 @@ static void out_one(struct net_outbound *o, struct out_listener *l, int cfd,
   (void)net_relay_adopt(o->relay, hfd, cfd, true, what);
 }
 
+/*
+ * The container's root may destroy our listener in its netns (ss -K, SOCK_DESTROY): it stops
+ * listening, and epoll would report it ready (EPOLLHUP) on every wait. The agent deletes the rules
+ * that send connections to it, and the container's own go through libslirp from then on.
+ */
+static void listener_gone(struct out_listener *l)
+{
+  struct net_outbound *o = l->o;
+  struct rrt_error err = RRT_ERROR_INIT;
+  rrt_debug("the container's connections: our listener was destroyed in its netns: they go "
+            "through libslirp from now on");
+  for (int i = 0; i < 2; i++) {
+    struct out_listener *x = i ? &o->l6 : &o->l4;
+    if (x->fd >= 0)
+      close(x->fd); /* leaves the epoll set with it */
+    x->fd = -1;
+  }
+  if (net_agent_drop_rules(o->agent_sock, false, &err) < 0)
+    rrt_warn("the container's connections: %s", rrt_error_msg(&err));
+  rrt_error_clear(&err);
+}
+
 static void out_accept(struct out_listener *l)
 {
+  if (l->fd < 0)
+    return; /* gone earlier in this batch of events */
   for (;;) {
     struct sockaddr_storage peer;
     socklen_t plen = sizeof(peer);
@@ -521,6 +547,10 @@ static void out_accept(struct out_listener *l)
     }
     if (errno == EINTR || errno == ECONNABORTED)
       continue;
+    if (errno == EINVAL) {
+      listener_gone(l);
+      return;
+    }
     if (errno != EAGAIN && !l->o->fd_logged) {
       /* EMFILE: the connection waits in the backlog until a close frees an fd. */
       rrt_warn("the container's connections: accept: %s", strerror(errno));
@@ -555,11 +585,12 @@ static int listener_add(struct net_outbound *o, struct out_listener *l, int fami
   return 0;
 }
 
-struct net_outbound *net_outbound_new(struct net_relay *relay, int epfd,
+struct net_outbound *net_outbound_new(struct net_relay *relay, int epfd, int agent_sock,
                                       const struct rrt_net_config *cfg, const struct net_addrs *a,
                                       int l4, int l6, int nfq, struct rrt_error *err)
 {
   struct net_outbound *o = xzalloc(sizeof(*o));
+  o->agent_sock = agent_sock;
   o->nfq = nfq;
   o->queue_ev.kind = NET_EV_OUT_QUEUE;
   o->relay = relay;

@@ -376,12 +376,40 @@ static bool orig_dst(struct msghdr *msg, struct sockaddr_storage *dst)
   return false;
 }
 
+/*
+ * The container's root may destroy our socket in its netns (ss -K, SOCK_DESTROY): the kernel
+ * reports ECONNABORTED once and unbinds it (its port was the kernel's choice), so that the rules
+ * hand datagrams to nothing. The agent deletes them: its own go through libslirp from then on.
+ */
+static bool listener_gone(struct net_udp_out *u, struct uo_listener *l)
+{
+  struct sockaddr_storage ss;
+  socklen_t len = sizeof(ss);
+  if (getsockname(l->fd, (struct sockaddr *)&ss, &len) == 0 && sa_port(&ss) != 0)
+    return false;
+  rrt_debug("the container's datagrams: our socket was destroyed in its netns: they go through "
+            "libslirp from now on");
+  for (int i = 0; i < 2; i++) {
+    struct uo_listener *x = i ? &u->l6 : &u->l4;
+    if (x->fd >= 0)
+      close(x->fd); /* leaves the epoll set with it */
+    x->fd = -1;
+  }
+  struct rrt_error err = RRT_ERROR_INIT;
+  if (net_agent_drop_rules(u->agent_sock, true, &err) < 0)
+    rrt_warn("the container's datagrams: %s", rrt_error_msg(&err));
+  rrt_error_clear(&err);
+  return true;
+}
+
 /* The container's datagrams, each to its flow; a run of one flow's in one sendmmsg. */
 static void from_ctr(struct net_udp_out *u, struct uo_listener *l)
 {
   int64_t now = now_ms();
-  for (int round = 0; round < 8; round++) {
+  for (int round = 0; round < 8 && l->fd >= 0; round++) {
     int n = recv_batch(u, l->fd, true);
+    if (n < 0 && errno != EAGAIN && listener_gone(u, l))
+      return;
     if (n <= 0)
       return;
     struct oflow *run = NULL;

@@ -37,6 +37,7 @@
 #   udp-rate PORT SECS WINDOW     datagrams to a udp-echo with WINDOW in flight (a lost one is
 #                                 replaced after 0.2 s): prints the echoes per second
 #   nft-delete-table FAMILY NAME  as a container's root: deletes that nf_tables table (netlink)
+#   nft-flush                     as a container's root: deletes every table ("nft flush ruleset")
 #   lo-listeners                  the TCP ports listening on 127.0.0.1 here (/proc/net/tcp)
 import errno
 import hashlib
@@ -93,13 +94,14 @@ class HalfClose(socketserver.BaseRequestHandler):
 
 
 def nft_delete_table(family, name):
-    # A batch of one NFT_MSG_DELTABLE, as nft does, on NETLINK_NETFILTER.
-    fam = {"inet": 1, "ip": 2, "ip6": 10}[family]
+    # A batch of one NFT_MSG_DELTABLE, as nft does, on NETLINK_NETFILTER; no name and family
+    # NFPROTO_UNSPEC: every table, as "nft flush ruleset" asks.
+    fam = {"inet": 1, "ip": 2, "ip6": 10, "all": 0}[family]
     def msg(mtype, flags, fam_, res_id, payload, seq):
         body = struct.pack("=BBH", fam_, 0, socket.htons(res_id)) + payload
         return struct.pack("=IHHII", 16 + len(body), mtype, flags, seq, 0) + body
     nm = name.encode() + b"\0"
-    attr = struct.pack("=HH", 4 + len(nm), 1) + nm  # NFTA_TABLE_NAME
+    attr = struct.pack("=HH", 4 + len(nm), 1) + nm if name else b""  # NFTA_TABLE_NAME
     attr += b"\0" * ((4 - len(attr) % 4) % 4)
     batch = msg(0x10, 1, 0, 10, b"", 1)  # NFNL_MSG_BATCH_BEGIN, res_id NFNL_SUBSYS_NFTABLES
     batch += msg((10 << 8) | 2, 1 | 4, fam, 0, attr, 2)  # NFT_MSG_DELTABLE, REQUEST|ACK
@@ -331,6 +333,8 @@ def main(argv):
             print(recv_all(s).decode().strip())
     elif verb == "nft-delete-table":
         print(nft_delete_table(a[0], a[1]))
+    elif verb == "nft-flush":
+        print(nft_delete_table("all", ""))
     elif verb == "lo-listeners":
         with open("/proc/net/tcp") as f:
             for row in f.readlines()[1:]:
