@@ -23,7 +23,8 @@ for pair in cc:gcc make:make pkg-config:pkg-config newuidmap:uidmap newgidmap:ui
   setpriv:util-linux ip:iproute2 slirp4netns:slirp4netns shellcheck:shellcheck \
   clang-format:clang-format cppcheck:cppcheck valgrind:valgrind crun:crun curl:curl \
   iperf3:iperf3 pasta:passt nsenter:util-linux script:bsdutils groff:groff man:man-db zsh:zsh \
-  fish:fish apparmor_parser:apparmor fuse-overlayfs:fuse-overlayfs zstd:zstd unshare:util-linux; do
+  fish:fish apparmor_parser:apparmor fuse-overlayfs:fuse-overlayfs zstd:zstd unshare:util-linux \
+  strace:strace iptables-nft:iptables setcap:libcap2-bin; do
   have_cmd "${pair%%:*}" || need "${pair#*:}"
 done
 [ -x /usr/bin/time ] || need time
